@@ -1,0 +1,34 @@
+"""Shared fixtures: tiny configs and the path to the real data in ../shared/data."""
+
+import os
+import pathlib
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+import pytest  # noqa: E402
+
+REPO_ROOT = pathlib.Path(__file__).resolve().parents[1]
+SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
+
+
+@pytest.fixture(scope="session")
+def shared_data():
+    """Path to ../shared/data; skips the test when it is absent (a fresh user checkout)."""
+    if not SHARED_DATA.is_dir():
+        pytest.skip(f"real data not found at {SHARED_DATA} (only present beside the dev checkout)")
+    return SHARED_DATA
+
+
+@pytest.fixture
+def tiny_config():
+    """A backbone config small enough for a test to build and fit in seconds."""
+    return dict(
+        vocabulary_size=100,
+        num_layers=2,
+        num_heads=2,
+        embedding_dim=8,
+        hidden_dim=16,
+        intermediate_dim=32,
+        max_sequence_length=32,
+        num_segments=2,
+    )
