@@ -37,7 +37,9 @@ class WarmupLinearDecay(keras.optimizers.schedules.LearningRateSchedule):
         if total_steps <= 0:
             raise ValueError(f"total_steps={total_steps} must be positive")
         if not 0 <= warmup_steps <= total_steps:
-            raise ValueError(f"warmup_steps={warmup_steps} must be in [0, total_steps={total_steps}]")
+            raise ValueError(
+                f"warmup_steps={warmup_steps} must be in [0, total_steps={total_steps}]"
+            )
         if peak_learning_rate < 0:
             raise ValueError(f"peak_learning_rate={peak_learning_rate} must be >= 0")
         self.peak_learning_rate = float(peak_learning_rate)

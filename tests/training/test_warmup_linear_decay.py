@@ -52,13 +52,13 @@ def test_serialization_round_trip_and_use_in_an_optimizer():
 
 
 @pytest.mark.parametrize(
-    "kwargs, message",
+    "args, message",
     [
-        (dict(peak_learning_rate=1e-3, warmup_steps=5, total_steps=0), "total_steps=0"),
-        (dict(peak_learning_rate=1e-3, warmup_steps=11, total_steps=10), "warmup_steps=11"),
-        (dict(peak_learning_rate=-1.0, warmup_steps=1, total_steps=10), "peak_learning_rate"),
+        ((1e-3, 5, 0), "total_steps=0"),
+        ((1e-3, 11, 10), "warmup_steps=11"),
+        ((-1.0, 1, 10), "peak_learning_rate"),
     ],
 )
-def test_bad_arguments(kwargs, message):
+def test_bad_arguments(args, message):
     with pytest.raises(ValueError, match=message):
-        WarmupLinearDecay(**kwargs)
+        WarmupLinearDecay(*args)
