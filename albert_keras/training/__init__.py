@@ -1,5 +1,6 @@
 """Training: the paper's LAMB, its learning-rate schedule, strategies, and the pretraining job."""
 
+from albert_keras.training.lamb import Lamb
 from albert_keras.training.warmup_linear_decay import WarmupLinearDecay
 
-__all__ = ["WarmupLinearDecay"]
+__all__ = ["Lamb", "WarmupLinearDecay"]

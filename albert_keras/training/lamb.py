@@ -1,0 +1,153 @@
+"""The LAMB optimizer exactly as the official ALBERT pretraining uses it."""
+
+import re
+from collections.abc import Sequence
+
+import keras
+from keras import ops
+
+# The official `optimization.create_optimizer` list, matched against each variable's *path*
+# (e.g. "albert_backbone/embeddings_layer_norm/gamma"): Keras 3 variable names are leaves
+# ("gamma", "kernel"), so the layer name that says "layer_norm" is only in the path.
+OFFICIAL_EXCLUSIONS = ("LayerNorm", "layer_norm", "bias")
+
+
+@keras.saving.register_keras_serializable(package="albert_keras")
+class Lamb(keras.optimizers.Optimizer):
+    """LAMB (You et al., 2019) as in the official ALBERT code (`lamb_optimizer.py`).
+
+    Per variable `w` with gradient `g` (after global-norm clipping, as the official
+    `create_optimizer` clips at 1.0):
+
+        m = β1 m + (1 - β1) g                 v = β2 v + (1 - β2) g²
+        update = m / (sqrt(v) + ε) + weight_decay * w          (no bias correction)
+        ratio = ‖w‖ / ‖update‖   (1 where either norm is 0)
+        w = w - learning_rate * ratio * update
+
+    Variables whose path matches a pattern in `exclude_from_weight_decay` get no decay term;
+    those matching `exclude_from_layer_adaptation` (by default the same list, as the official
+    code) get ratio 1. `keras.optimizers.Lamb` differs on each point: it bias-corrects, decays
+    weights outside the update (decoupled, before the step), applies the trust ratio to every
+    variable, uses ε 1e-7 and does not clip.
+
+    Under `tf.distribute`, Keras clips each replica's gradients before they are summed, as the
+    official TPU code does (`clip_by_global_norm` before `CrossShardOptimizer` sums shards).
+
+    Args:
+        learning_rate: float or `keras.optimizers.schedules.LearningRateSchedule`. The official
+            pretraining uses `WarmupLinearDecay(0.00176, 3125, 125000)`.
+        weight_decay: float. Decay rate added to the update before the trust ratio.
+        beta_1: float. Decay of the first-moment estimate.
+        beta_2: float. Decay of the second-moment estimate.
+        epsilon: float. Added to `sqrt(v)`; the official value is 1e-6.
+        exclude_from_weight_decay: list of str. Regular expressions searched in each variable's
+            path; a match gets no weight decay.
+        exclude_from_layer_adaptation: list of str, or `None` for `exclude_from_weight_decay`.
+            A match gets trust ratio 1.
+        global_clipnorm: float or `None`. Clip all gradients to this global norm (official 1.0).
+        **kwargs: passed to `keras.optimizers.Optimizer` (`name`, `gradient_accumulation_steps`,
+            `loss_scale_factor`, ...).
+
+    Example:
+    >>> model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(2)])
+    >>> model.compile(optimizer=Lamb(learning_rate=1e-3), loss="mse")
+    """
+
+    def __init__(
+        self,
+        learning_rate: float | keras.optimizers.schedules.LearningRateSchedule = 0.00176,
+        weight_decay: float = 0.01,
+        beta_1: float = 0.9,
+        beta_2: float = 0.999,
+        epsilon: float = 1e-6,
+        exclude_from_weight_decay: Sequence[str] | None = OFFICIAL_EXCLUSIONS,
+        exclude_from_layer_adaptation: Sequence[str] | None = None,
+        global_clipnorm: float | None = 1.0,
+        name: str = "lamb",
+        **kwargs,
+    ):
+        super().__init__(
+            learning_rate=learning_rate,
+            weight_decay=weight_decay,
+            global_clipnorm=global_clipnorm,
+            name=name,
+            **kwargs,
+        )
+        self.beta_1 = beta_1
+        self.beta_2 = beta_2
+        self.epsilon = epsilon
+        # Private names: `exclude_from_weight_decay` is also a method of the base optimizer.
+        self._decay_exclusions = list(exclude_from_weight_decay or ())
+        self._adaptation_exclusions = (
+            None if exclude_from_layer_adaptation is None else list(exclude_from_layer_adaptation)
+        )
+
+    def build(self, var_list):
+        if self.built:
+            return
+        super().build(var_list)
+        self._momentums, self._velocities = self.add_optimizer_variables(
+            var_list, ["momentum", "velocity"]
+        )
+        # Decided once per variable, in Python, from the Keras variable's path: inside
+        # `update_step` TF hands us bare tf.Variables (per replica), which have no path.
+        adaptation = (
+            self._decay_exclusions
+            if self._adaptation_exclusions is None
+            else self._adaptation_exclusions
+        )
+        self._decays = tuple(
+            bool(self.weight_decay)
+            and self._use_weight_decay(variable)
+            and not _matches(variable, self._decay_exclusions)
+            for variable in var_list
+        )
+        self._adapts = tuple(not _matches(variable, adaptation) for variable in var_list)
+
+    def _apply_weight_decay(self, variables):
+        # The base optimizer decays weights before the step (decoupled, AdamW-style); LAMB adds
+        # the decay to the update instead, inside `update_step`, so it passes the trust ratio.
+        return
+
+    def update_step(self, gradient, variable, learning_rate):
+        index = self._get_variable_index(variable)
+        dtype = variable.dtype
+        gradient = ops.cast(ops.convert_to_tensor(gradient), dtype)
+        learning_rate = ops.cast(learning_rate, dtype)
+        m, v = self._momentums[index], self._velocities[index]
+
+        next_m = self.beta_1 * m + (1.0 - self.beta_1) * gradient
+        next_v = self.beta_2 * v + (1.0 - self.beta_2) * ops.square(gradient)
+        self.assign(m, next_m)
+        self.assign(v, next_v)
+        # No bias correction, as the official code.
+        update = next_m / (ops.sqrt(next_v) + self.epsilon)
+        if self._decays[index]:
+            update = update + ops.cast(self.weight_decay, dtype) * variable
+
+        if self._adapts[index]:
+            weight_norm = ops.sqrt(ops.sum(ops.square(variable)))
+            update_norm = ops.sqrt(ops.sum(ops.square(update)))
+            safe_norm = ops.where(update_norm > 0, update_norm, 1.0)
+            both_positive = ops.logical_and(weight_norm > 0, update_norm > 0)
+            ratio = ops.where(both_positive, weight_norm / safe_norm, 1.0)
+            update = ratio * update
+        self.assign_sub(variable, learning_rate * update)
+
+    def get_config(self) -> dict:
+        config = super().get_config()
+        config.update(
+            {
+                "beta_1": self.beta_1,
+                "beta_2": self.beta_2,
+                "epsilon": self.epsilon,
+                "exclude_from_weight_decay": list(self._decay_exclusions),
+                "exclude_from_layer_adaptation": self._adaptation_exclusions,
+            }
+        )
+        return config
+
+
+def _matches(variable, patterns: Sequence[str]) -> bool:
+    path = getattr(variable, "path", variable.name)
+    return any(re.search(pattern, path) for pattern in patterns)

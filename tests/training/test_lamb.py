@@ -1,0 +1,127 @@
+import keras
+import numpy as np
+from lamb_reference import lamb_reference, make_problem
+
+from albert_keras.training import Lamb, WarmupLinearDecay
+
+
+def tiny_block():
+    """Dense (kernel, bias), a LayerNorm (gamma, beta) and a zero-initialised Dense kernel."""
+    dense = keras.layers.Dense(3, name="attention_dense")
+    norm = keras.layers.LayerNormalization(name="output_layer_norm")
+    zero = keras.layers.Dense(2, use_bias=False, kernel_initializer="zeros", name="zero_dense")
+    dense.build((None, 4))
+    norm.build((None, 3))
+    zero.build((None, 3))
+    variables = [dense.kernel, dense.bias, norm.gamma, norm.beta, zero.kernel]
+    # Non-trivial starting points (LayerNorm's beta starts at 0, gamma at 1).
+    rng = np.random.default_rng(1)
+    for variable in variables[:4]:
+        variable.assign(rng.standard_normal(variable.shape).astype("float32"))
+    return variables
+
+
+def run_keras(optimizer, variables, gradient_steps):
+    for grads in gradient_steps:
+        optimizer.apply_gradients(
+            [(keras.ops.convert_to_tensor(g, "float32"), v) for g, v in zip(grads, variables)]
+        )
+    return [keras.ops.convert_to_numpy(v) for v in variables]
+
+
+def test_matches_the_official_update_with_exclusions_and_clipping():
+    variables = tiny_block()
+    start = [keras.ops.convert_to_numpy(v) for v in variables]
+    _, gradient_steps = make_problem()
+    schedule = WarmupLinearDecay(0.05, warmup_steps=2, total_steps=6)
+    got = run_keras(Lamb(learning_rate=schedule), variables, gradient_steps)
+
+    # Only the Dense kernels are decayed and adapted: bias and LayerNorm are excluded by path.
+    decays = adapts = [True, False, False, False, True]
+    rates = [float(schedule(step)) for step in range(len(gradient_steps))]
+    want = lamb_reference(start, gradient_steps, rates, decays, adapts)
+    for g, w, v in zip(got, want, variables):
+        np.testing.assert_allclose(g, w, rtol=2e-5, atol=1e-6, err_msg=v.path)
+    # The zero-initialised kernel moved (ratio 1 when ‖w‖ = 0), the excluded ones did too.
+    assert all(np.abs(g - s).max() > 1e-4 for g, s in zip(got, start))
+
+
+def test_differs_from_keras_lamb_and_from_unclipped():
+    _, gradient_steps = make_problem()
+    results = {}
+    for name, optimizer in {
+        "ours": Lamb(learning_rate=0.01),
+        "unclipped": Lamb(learning_rate=0.01, global_clipnorm=None),
+        "keras": keras.optimizers.Lamb(learning_rate=0.01),
+    }.items():
+        results[name] = run_keras(optimizer, tiny_block(), gradient_steps)
+    for other in ("unclipped", "keras"):
+        assert max(np.abs(a - b).max() for a, b in zip(results["ours"], results[other])) > 1e-4
+
+
+def test_exclusions_are_configurable():
+    variables = tiny_block()
+    start = [keras.ops.convert_to_numpy(v) for v in variables]
+    _, gradient_steps = make_problem(steps=2)
+    optimizer = Lamb(
+        learning_rate=0.01,
+        weight_decay=0.1,
+        exclude_from_weight_decay=["zero_dense"],
+        exclude_from_layer_adaptation=[],
+    )
+    got = run_keras(optimizer, variables, gradient_steps)
+    want = lamb_reference(
+        start,
+        gradient_steps,
+        [0.01, 0.01],
+        decays=[True, True, True, True, False],
+        adapts=[True] * 5,
+        weight_decay=0.1,
+    )
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=2e-5, atol=1e-6)
+
+
+def test_config_round_trip_and_saved_model(tmp_path):
+    optimizer = Lamb(
+        learning_rate=WarmupLinearDecay(1e-3, 2, 10),
+        weight_decay=0.02,
+        epsilon=1e-5,
+        exclude_from_weight_decay=["norm"],
+        exclude_from_layer_adaptation=["bias"],
+        gradient_accumulation_steps=2,
+    )
+    clone = Lamb.from_config(optimizer.get_config())
+    assert clone.get_config() == optimizer.get_config()
+    assert clone.get_config()["global_clipnorm"] == 1.0
+
+    model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(2, name="head")])
+    model.compile(optimizer=optimizer, loss="mse")
+    x = np.random.default_rng(0).standard_normal((8, 4)).astype("float32")
+    model.fit(x, x[:, :2], epochs=1, batch_size=4, verbose=0)
+    model.save(tmp_path / "m.keras")
+    loaded = keras.saving.load_model(tmp_path / "m.keras")  # no custom_objects
+    assert isinstance(loaded.optimizer, Lamb)
+    assert loaded.optimizer.get_config() == optimizer.get_config()
+    for a, b in zip(loaded.optimizer.variables, model.optimizer.variables):
+        np.testing.assert_array_equal(keras.ops.convert_to_numpy(a), keras.ops.convert_to_numpy(b))
+
+
+def test_mixed_precision_fit_keeps_float32_state():
+    keras.mixed_precision.set_global_policy("mixed_bfloat16")
+    try:
+        model = keras.Sequential(
+            [keras.Input((4,)), keras.layers.Dense(8, name="hidden"), keras.layers.Dense(1)]
+        )
+        model.compile(optimizer=Lamb(learning_rate=1e-2), loss="mse")
+        x = np.random.default_rng(0).standard_normal((64, 4)).astype("float32")
+        y = x.sum(axis=1, keepdims=True)
+        history = model.fit(x, y, epochs=15, batch_size=16, verbose=0)
+    finally:
+        keras.mixed_precision.set_global_policy("float32")
+    losses = history.history["loss"]
+    assert np.all(np.isfinite(losses)) and losses[-1] < 0.5 * losses[0]
+    # Moments live in float32 beside the float32 master weights, not in bfloat16.
+    moments = [v for v in model.optimizer.variables if "momentum" in v.path or "velocity" in v.path]
+    assert len(moments) == 2 * len(model.trainable_variables)
+    assert {v.dtype for v in moments} == {"float32"}
