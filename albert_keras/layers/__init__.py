@@ -1,0 +1,14 @@
+"""ALBERT's layers: the factorized embedding, the transformer block halves, the shared stack."""
+
+from albert_keras.layers.factorized_embedding import FactorizedEmbedding
+from albert_keras.layers.feed_forward_block import FeedForwardBlock
+from albert_keras.layers.self_attention_block import SelfAttentionBlock
+from albert_keras.layers.shared_encoder import SHARING_MODES, SharedEncoder
+
+__all__ = [
+    "SHARING_MODES",
+    "FactorizedEmbedding",
+    "FeedForwardBlock",
+    "SelfAttentionBlock",
+    "SharedEncoder",
+]

@@ -1,0 +1,159 @@
+"""Idea 2 of the paper: cross-layer parameter sharing (Lan et al., 2020, section 3.1, Table 4)."""
+
+import keras
+from keras import ops
+
+from albert_keras.layers.feed_forward_block import FeedForwardBlock
+from albert_keras.layers.self_attention_block import SelfAttentionBlock
+from albert_keras.layers.validation import check_positive, check_rate
+
+SHARING_MODES = ("all", "attention", "ffn", "none")
+
+
+@keras.saving.register_keras_serializable(package="albert_keras")
+class SharedEncoder(keras.layers.Layer):
+    """A stack of `num_layers` post-LN transformer layers computed from few sets of weights.
+
+    Each layer is `num_inner_repetitions` blocks; a block is a `SelfAttentionBlock` then a
+    `FeedForwardBlock`. Layer `l` belongs to group `l * num_groups // num_layers` (contiguous
+    runs of layers, as the official code). `sharing` says which half of a block is shared:
+
+    | sharing       | attention weights indexed by | FFN weights indexed by |
+    |---------------|------------------------------|------------------------|
+    | `"all"`       | (group, inner)               | (group, inner)         |
+    | `"attention"` | (group, inner)               | (layer, inner)         |
+    | `"ffn"`       | (layer, inner)               | (group, inner)         |
+    | `"none"`      | (layer, inner)               | (layer, inner)         |
+
+    ALBERT is `"all"` with one group and one inner repetition; BERT is `"none"`. Sharing is
+    calling the same layer object again, so shared weights are one variable (never copies) and
+    their gradients sum over the layers that use them.
+
+    Args:
+        num_layers: int. L, the number of layers computed.
+        num_heads: int. Attention heads per block.
+        intermediate_dim: int. I, the FFN's inner width.
+        num_groups: int. The number of weight groups; must divide `num_layers`.
+        num_inner_repetitions: int. Blocks per layer (each with its own weights).
+        sharing: str. One of `"all"`, `"attention"`, `"ffn"`, `"none"`.
+        dropout: float. Dropout rate inside the blocks.
+        layer_norm_epsilon: float. The LayerNorms' epsilon.
+        **kwargs: passed to `keras.layers.Layer`.
+
+    Call args:
+        inputs: float tensor (batch, time, H).
+        padding_mask: optional int or bool tensor (batch, time); 1 at real tokens, 0 at padding.
+        training: bool. Whether dropout is active.
+
+    Example:
+    >>> encoder = SharedEncoder(num_layers=4, num_heads=2, intermediate_dim=32, num_groups=2)
+    >>> encoder(np.ones((2, 5, 16), "float32"), padding_mask=np.ones((2, 5), "int32")).shape
+    (2, 5, 16)
+    """
+
+    def __init__(
+        self,
+        num_layers,
+        num_heads,
+        intermediate_dim,
+        num_groups=1,
+        num_inner_repetitions=1,
+        sharing="all",
+        dropout=0.0,
+        layer_norm_epsilon=1e-12,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        check_positive(
+            num_layers=num_layers,
+            num_heads=num_heads,
+            intermediate_dim=intermediate_dim,
+            num_groups=num_groups,
+            num_inner_repetitions=num_inner_repetitions,
+        )
+        check_rate("dropout", dropout)
+        if num_layers % num_groups != 0:
+            raise ValueError(f"num_layers={num_layers} is not divisible by num_groups={num_groups}")
+        if sharing not in SHARING_MODES:
+            raise ValueError(f"sharing={sharing!r} is not one of {SHARING_MODES}")
+        self.num_layers = num_layers
+        self.num_heads = num_heads
+        self.intermediate_dim = intermediate_dim
+        self.num_groups = num_groups
+        self.num_inner_repetitions = num_inner_repetitions
+        self.sharing = sharing
+        self.dropout = dropout
+        self.layer_norm_epsilon = layer_norm_epsilon
+
+    def _owners(self, shared):
+        """The (prefix, count) naming the distinct weight sets of one half of the block."""
+        return ("group", self.num_groups) if shared else ("layer", self.num_layers)
+
+    def build(self, inputs_shape):
+        attention_owner, num_attention = self._owners(self.sharing in ("all", "attention"))
+        ffn_owner, num_ffn = self._owners(self.sharing in ("all", "ffn"))
+        repetitions = range(self.num_inner_repetitions)
+        # Flat lists indexed by owner * num_inner_repetitions + inner (see `_block_index`).
+        self.attention_blocks = [
+            SelfAttentionBlock(
+                self.num_heads,
+                dropout=self.dropout,
+                layer_norm_epsilon=self.layer_norm_epsilon,
+                dtype=self.dtype_policy,
+                name=f"{attention_owner}_{owner}_inner_{inner}_attention",
+            )
+            for owner in range(num_attention)
+            for inner in repetitions
+        ]
+        self.feedforward_blocks = [
+            FeedForwardBlock(
+                self.intermediate_dim,
+                dropout=self.dropout,
+                layer_norm_epsilon=self.layer_norm_epsilon,
+                dtype=self.dtype_policy,
+                name=f"{ffn_owner}_{owner}_inner_{inner}_ffn",
+            )
+            for owner in range(num_ffn)
+            for inner in repetitions
+        ]
+        for block in self.attention_blocks + self.feedforward_blocks:
+            block.build(inputs_shape)
+
+    def _block_index(self, layer, inner, shared):
+        owner = layer * self.num_groups // self.num_layers if shared else layer
+        return owner * self.num_inner_repetitions + inner
+
+    def call(self, inputs, padding_mask=None, training=None):
+        attention_mask = None
+        if padding_mask is not None:
+            # (batch, 1, 1, keys): every head and every query ignores padding keys.
+            attention_mask = ops.cast(padding_mask, "bool")[:, None, None, :]
+        shared_attention = self.sharing in ("all", "attention")
+        shared_ffn = self.sharing in ("all", "ffn")
+        x = inputs
+        for layer in range(self.num_layers):
+            for inner in range(self.num_inner_repetitions):
+                attention = self.attention_blocks[self._block_index(layer, inner, shared_attention)]
+                ffn = self.feedforward_blocks[self._block_index(layer, inner, shared_ffn)]
+                x = attention(x, attention_mask=attention_mask, training=training)
+                x = ffn(x, training=training)
+        return x
+
+    def compute_output_shape(self, inputs_shape):
+        return inputs_shape
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            {
+                "num_layers": self.num_layers,
+                "num_heads": self.num_heads,
+                "intermediate_dim": self.intermediate_dim,
+                "num_groups": self.num_groups,
+                "num_inner_repetitions": self.num_inner_repetitions,
+                "sharing": self.sharing,
+                "dropout": self.dropout,
+                "layer_norm_epsilon": self.layer_norm_epsilon,
+            }
+        )
+        return config

@@ -1,0 +1,94 @@
+"""AlbertClassifier: a classification (or regression) head on the pooled output."""
+
+import keras
+
+from albert_keras.layers.factorized_embedding import albert_initializer
+from albert_keras.layers.validation import check_positive, check_rate
+from albert_keras.models.compile_defaults import compile_from_saved_config, default_optimizer
+
+
+@keras.saving.register_keras_serializable(package="albert_keras")
+class AlbertClassifier(keras.Model):
+    """Dropout on the backbone's pooled output, then Dense(num_classes): logits (batch, classes).
+
+    A functional `keras.Model` whose inputs are the backbone's (`token_ids`, `segment_ids`,
+    `padding_mask`). `num_classes=1` is regression (GLUE STS-B): one unbounded score. The output
+    layer runs in float32, so logits stay float32 under mixed precision.
+
+    Args:
+        backbone: `AlbertBackbone`. The encoder, fine-tuned with the head.
+        num_classes: int. The number of classes; 1 for regression.
+        dropout: float. Dropout rate on the pooled output (0.1 as the official `run_classifier`).
+        **kwargs: passed to `keras.Model` (e.g. `name`).
+
+    Example:
+    >>> classifier = AlbertClassifier(AlbertBackbone.from_preset("albert_base"), num_classes=2)
+    >>> classifier.compile()  # AdamW 2e-5, sparse cross-entropy from logits, accuracy
+    >>> classifier.fit({"token_ids": ..., "segment_ids": ..., "padding_mask": ...}, labels)
+    """
+
+    def __init__(self, backbone, num_classes=2, dropout=0.1, **kwargs):
+        check_positive(num_classes=num_classes)
+        check_rate("dropout", dropout)
+
+        # === Layers ===
+        self.backbone = backbone
+        self.output_dropout = keras.layers.Dropout(
+            dropout, dtype=backbone.dtype_policy, name="output_dropout"
+        )
+        self.output_dense = keras.layers.Dense(
+            num_classes, kernel_initializer=albert_initializer(), dtype="float32", name="logits"
+        )
+
+        # === Functional Model ===
+        inputs = dict(backbone.input)
+        pooled = backbone(inputs)["pooled_output"]
+        outputs = self.output_dense(self.output_dropout(pooled))
+        super().__init__(inputs=inputs, outputs=outputs, **kwargs)
+
+        # === Config ===
+        self.num_classes = num_classes
+        self.dropout = dropout
+
+    def compile(self, optimizer="auto", loss="auto", metrics="auto", **kwargs):
+        """`keras.Model.compile` with defaults for classification and regression.
+
+        Args:
+            optimizer: an optimizer, or `"auto"`: AdamW, learning rate 2e-5, weight decay 0.01
+                (not on biases / LayerNorm), gradients clipped to norm 1.
+            loss: a loss, or `"auto"`: sparse cross-entropy from logits (mean squared error
+                when `num_classes == 1`).
+            metrics: metrics, or `"auto"`: sparse categorical accuracy (none for regression:
+                GLUE's Pearson / Spearman are computed outside the graph).
+            **kwargs: passed to `keras.Model.compile`.
+        """
+        regression = self.num_classes == 1
+        if optimizer == "auto":
+            optimizer = default_optimizer(learning_rate=2e-5)
+        if loss == "auto":
+            loss = (
+                keras.losses.MeanSquaredError()
+                if regression
+                else keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+            )
+        if metrics == "auto":
+            metrics = [] if regression else [keras.metrics.SparseCategoricalAccuracy("accuracy")]
+        super().compile(optimizer=optimizer, loss=loss, metrics=metrics, **kwargs)
+
+    def compile_from_config(self, config):
+        compile_from_saved_config(self, config)
+
+    def get_config(self):
+        return {
+            "name": self.name,
+            "trainable": self.trainable,
+            "backbone": keras.saving.serialize_keras_object(self.backbone),
+            "num_classes": self.num_classes,
+            "dropout": self.dropout,
+        }
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        config["backbone"] = keras.saving.deserialize_keras_object(config["backbone"])
+        return cls(**config)

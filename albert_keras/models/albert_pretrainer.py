@@ -1,0 +1,173 @@
+"""AlbertPretrainer: masked LM + sentence-order (or next-sentence) prediction over a backbone."""
+
+import keras
+from keras import ops
+from keras_hub.layers import MaskedLMHead
+
+from albert_keras.layers.activations import gelu_approximate
+from albert_keras.layers.factorized_embedding import albert_initializer
+from albert_keras.models.compile_defaults import compile_from_saved_config, default_optimizer
+
+SENTENCE_OBJECTIVES = ("sop", "nsp", None)
+
+
+@keras.saving.register_keras_serializable(package="albert_keras")
+class AlbertPretrainer(keras.Model):
+    """ALBERT's pretraining model: the backbone, an MLM head and a sentence head.
+
+    It takes ONE dict per batch with the TFRecord feature names of DESIGN.md (`input_ids`,
+    `input_mask`, `segment_ids`, `masked_lm_positions`, `masked_lm_ids`, `masked_lm_weights`,
+    `next_sentence_labels`; any other key, e.g. `token_boundary`, is ignored; int64 is fine), so
+    `pretrainer.fit(dataset_of_dicts)` needs no `y`: the labels are read from the batch in
+    `compute_loss`, which works on the TensorFlow and JAX backends alike.
+
+    - MLM head: gather the hidden states at `masked_lm_positions` first (P positions instead of
+      the whole sequence: much cheaper), then Dense H -> E with GELU, LayerNorm (eps 1e-12), and
+      the output tied to the backbone's token embedding (E -> V) plus a bias.
+    - Sentence head: Dense(2) on the pooled output; `"sop"` (sentence order, the paper's
+      section 4.6) and `"nsp"` (BERT's next sentence) differ in the data only.
+    - Loss: `sum(w * ce) / (sum(w) + 1e-5)` over the masked positions, weights
+      `masked_lm_weights`, as the official code, plus the mean sentence cross-entropy.
+      `fit`/`evaluate` report `loss`, `mlm_loss`, `mlm_accuracy`, `sentence_loss` and
+      `sentence_accuracy`. Logits are float32 under mixed precision.
+
+    Args:
+        backbone: `AlbertBackbone`. The encoder (its token embedding is the MLM output layer).
+        sentence_objective: `"sop"`, `"nsp"` or `None` (MLM only: no sentence head).
+        **kwargs: passed to `keras.Model` (e.g. `name`).
+
+    Call returns a dict: `mlm_logits` (batch, P, V) and, unless the objective is `None`,
+    `sentence_logits` (batch, 2).
+
+    Example:
+    >>> pretrainer = AlbertPretrainer(AlbertBackbone.from_preset("albert_base"))
+    >>> pretrainer.compile()  # AdamW, learning rate 1e-4
+    >>> pretrainer.fit(pipelines.read_pretraining_records("out/*.tfrecord", 32, ...))
+    """
+
+    def __init__(self, backbone, sentence_objective="sop", **kwargs):
+        if sentence_objective not in SENTENCE_OBJECTIVES:
+            raise ValueError(
+                f"sentence_objective={sentence_objective!r} is not one of {SENTENCE_OBJECTIVES}"
+            )
+        super().__init__(**kwargs)
+        self.backbone = backbone
+        self.sentence_objective = sentence_objective
+
+        # === Layers ===
+        self.mlm_head = MaskedLMHead(
+            token_embedding=backbone.token_embedding,
+            intermediate_activation=gelu_approximate,
+            layer_norm_epsilon=1e-12,
+            kernel_initializer=albert_initializer(),
+            dtype=backbone.dtype_policy,
+            name="mlm_head",
+        )
+        self.sentence_head = None
+        if sentence_objective is not None:
+            self.sentence_head = keras.layers.Dense(
+                2, kernel_initializer=albert_initializer(), dtype="float32", name="sentence_head"
+            )
+
+        # === Metrics ===
+        self.mlm_loss_tracker = keras.metrics.Mean(name="mlm_loss")
+        self.mlm_accuracy = keras.metrics.SparseCategoricalAccuracy(name="mlm_accuracy")
+        if sentence_objective is not None:
+            self.sentence_loss_tracker = keras.metrics.Mean(name="sentence_loss")
+            self.sentence_accuracy = keras.metrics.SparseCategoricalAccuracy(
+                name="sentence_accuracy"
+            )
+
+    def build(self, input_shape=None):
+        # The heads' shapes follow from the (already built) backbone, not from the batch.
+        self.mlm_head.build((None, None, self.backbone.hidden_dim))
+        if self.sentence_head is not None:
+            self.sentence_head.build((None, self.backbone.hidden_dim))
+        self.built = True
+
+    def call(self, inputs, training=None):
+        outputs = self.backbone(
+            {
+                "token_ids": ops.cast(inputs["input_ids"], "int32"),
+                "segment_ids": ops.cast(inputs["segment_ids"], "int32"),
+                "padding_mask": ops.cast(inputs["input_mask"], "int32"),
+            },
+            training=training,
+        )
+        positions = ops.cast(inputs["masked_lm_positions"], "int32")
+        mlm_logits = self.mlm_head(outputs["sequence_output"], mask_positions=positions)
+        results = {"mlm_logits": ops.cast(mlm_logits, "float32")}
+        if self.sentence_head is not None:
+            results["sentence_logits"] = self.sentence_head(outputs["pooled_output"])
+        return results
+
+    def compile(self, optimizer="auto", loss=None, metrics=None, **kwargs):
+        """`keras.Model.compile` with a default optimizer; the loss and metrics are built in.
+
+        Args:
+            optimizer: a `keras.optimizers.Optimizer`, or `"auto"`: AdamW, learning rate 1e-4,
+                weight decay 0.01 (not on biases / LayerNorm), gradients clipped to norm 1.
+            loss, metrics: must stay `None`: the losses and metrics come from the batch dict.
+            **kwargs: passed to `keras.Model.compile` (e.g. `jit_compile`).
+        """
+        if loss is not None or metrics is not None:
+            raise ValueError(
+                "AlbertPretrainer computes its own loss and metrics from the batch dict; "
+                "call compile() without loss= and metrics="
+            )
+        if optimizer == "auto":
+            optimizer = default_optimizer(learning_rate=1e-4)
+        super().compile(optimizer=optimizer, **kwargs)
+
+    def compile_from_config(self, config):
+        compile_from_saved_config(self, config)
+
+    def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
+        mlm_weights = ops.cast(x["masked_lm_weights"], "float32")
+        per_position = keras.losses.sparse_categorical_crossentropy(
+            ops.cast(x["masked_lm_ids"], "int32"), y_pred["mlm_logits"], from_logits=True
+        )
+        # The official code's normalizer: the 1e-5 keeps a batch with no predictions finite.
+        mlm_loss = ops.sum(per_position * mlm_weights) / (ops.sum(mlm_weights) + 1e-5)
+        self.mlm_loss_tracker.update_state(mlm_loss)
+        loss = mlm_loss
+        if self.sentence_head is not None:
+            sentence_loss = ops.mean(
+                keras.losses.sparse_categorical_crossentropy(
+                    self._sentence_labels(x), y_pred["sentence_logits"], from_logits=True
+                )
+            )
+            self.sentence_loss_tracker.update_state(sentence_loss)
+            loss = loss + sentence_loss
+        for extra in self.losses:  # regularizers, add_loss()
+            loss = loss + ops.sum(ops.cast(extra, "float32"))
+        return loss
+
+    def compute_metrics(self, x, y, y_pred, sample_weight=None):
+        self.mlm_accuracy.update_state(
+            ops.cast(x["masked_lm_ids"], "int32"),
+            y_pred["mlm_logits"],
+            sample_weight=ops.cast(x["masked_lm_weights"], "float32"),
+        )
+        if self.sentence_head is not None:
+            self.sentence_accuracy.update_state(self._sentence_labels(x), y_pred["sentence_logits"])
+        return self.get_metrics_result()
+
+    @staticmethod
+    def _sentence_labels(x):
+        # The records store the label with shape (batch, 1).
+        return ops.reshape(ops.cast(x["next_sentence_labels"], "int32"), (-1,))
+
+    def get_config(self):
+        return {
+            "name": self.name,
+            "trainable": self.trainable,
+            "backbone": keras.saving.serialize_keras_object(self.backbone),
+            "sentence_objective": self.sentence_objective,
+        }
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        config["backbone"] = keras.saving.deserialize_keras_object(config["backbone"])
+        return cls(**config)
