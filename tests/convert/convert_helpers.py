@@ -48,9 +48,11 @@ def write_tf1_checkpoint_like_official(weights, prefix, extra_bookkeeping=True):
             tf.compat.v1.get_variable(name, initializer=tf.constant(array))
         if extra_bookkeeping:  # what release checkpoints carry beside the weights
             tf.compat.v1.get_variable("global_step", initializer=tf.constant(125000, tf.int64))
-            first = sorted(weights)[0]
+            first = min(weights)
             for slot in ("adam_m", "adam_v"):
-                tf.compat.v1.get_variable(f"{first}/{slot}", initializer=tf.constant(weights[first]))
+                tf.compat.v1.get_variable(
+                    f"{first}/{slot}", initializer=tf.constant(weights[first])
+                )
         saver = tf.compat.v1.train.Saver()
         with tf.compat.v1.Session() as session:
             session.run(tf.compat.v1.global_variables_initializer())

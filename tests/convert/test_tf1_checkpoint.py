@@ -100,5 +100,8 @@ def test_config_problems(tmp_path, official_config, official_weights):
     with pytest.raises(CheckpointError, match="bad.json: hidden_act='relu' is not supported"):
         read_tf1_checkpoint(folder, config_path=bad)
     bad.write_text(json.dumps({**official_config, "hidden_size": 24}))
-    with pytest.raises(CheckpointError, match=r"mapping_in/kernel has shape \(8, 16\), the config implies \(8, 24\)"):
+    with pytest.raises(
+        CheckpointError,
+        match=r"mapping_in/kernel has shape \(8, 16\), the config implies \(8, 24\)",
+    ):
         read_tf1_checkpoint(folder, config_path=bad)

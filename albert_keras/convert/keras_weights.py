@@ -1,0 +1,178 @@
+"""Our Keras models <-> official-named NumPy arrays (the one mapping every converter shares).
+
+Our attention fuses query, key and value into one Dense H -> 3H whose columns are [q | k | v]
+(each laid out heads x head_dim, as the official (H, N*D) kernels), so those three official
+variables become slices of one Keras variable. Everything else is one variable each.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from albert_keras.convert.official_format import (
+    MLM_HEAD,
+    OPTIONAL_PARTS,
+    SENTENCE_HEAD,
+    CheckpointError,
+    backbone_config_from_official,
+    check_official_weights,
+    official_config_from_backbone,
+)
+
+_QKV = ("query", "key", "value")
+
+
+def pretrainer_from_official(config: dict, weights: dict[str, np.ndarray]):
+    """Builds an `AlbertPretrainer` (SOP head) holding official-named weights.
+
+    Args:
+        config: dict. The official config (`albert_config.json` keys).
+        weights: dict. Official-named arrays; the pooler and heads may be absent.
+
+    Returns:
+        `(pretrainer, fresh_parts)`: the model, and the labels of the parts the source lacked
+        (they keep their fresh initialization).
+
+    Example:
+    >>> pretrainer, fresh = pretrainer_from_official(*read_tf1_checkpoint("albert_base")[:2])
+    """
+    from albert_keras.models import AlbertBackbone, AlbertPretrainer
+
+    fresh = check_official_weights(weights, config, source="weights")
+    backbone = AlbertBackbone(**backbone_config_from_official(config))
+    pretrainer = AlbertPretrainer(backbone, sentence_objective="sop")
+    pretrainer.build()
+    load_official_weights(pretrainer, weights)
+    return pretrainer, fresh
+
+
+def load_official_weights(model, weights: dict[str, np.ndarray]) -> list[str]:
+    """Assigns official-named arrays to an `AlbertBackbone` or `AlbertPretrainer`, in place.
+
+    Names the model has no place for (heads, for a backbone) are an error; returns the
+    official names that were assigned.
+    """
+    slots = _slots(model)
+    unplaced = sorted(set(weights) - {name for names, _, _ in slots for name in names})
+    if unplaced:
+        raise CheckpointError(f"the model has no place for {unplaced[:8]}")
+    assigned = []
+    for names, variable, kind in slots:
+        if not all(name in weights for name in names):
+            continue
+        if kind == "concat":
+            value = np.concatenate([weights[name] for name in names], axis=-1)
+        elif kind == "transpose":
+            value = np.transpose(weights[names[0]])
+        else:
+            value = weights[names[0]]
+        if tuple(value.shape) != tuple(variable.shape):
+            raise CheckpointError(
+                f"{', '.join(names)}: shape {value.shape} does not fit {variable.path} "
+                f"{tuple(variable.shape)}"
+            )
+        variable.assign(value.astype(variable.dtype))
+        assigned.extend(names)
+    return assigned
+
+
+def official_from_model(model) -> tuple[dict, dict[str, np.ndarray]]:
+    """Reads an `AlbertBackbone` or `AlbertPretrainer` as `(official config, weights)`.
+
+    A pretrainer with `sentence_objective=None` has no sentence head to write.
+    """
+    backbone = getattr(model, "backbone", model)
+    config = official_config_from_backbone(backbone.get_config())
+    weights = {}
+    for names, variable, kind in _slots(model):
+        value = np.asarray(variable.numpy(), np.float32)
+        if kind == "concat":
+            for name, part in zip(names, np.split(value, len(names), axis=-1)):
+                weights[name] = part
+        else:
+            weights[names[0]] = value.T if kind == "transpose" else value
+    check_official_weights(weights, config, source="model")
+    return config, weights
+
+
+def _slots(model) -> list[tuple[tuple[str, ...], object, str]]:
+    """(official names, Keras variable, how) for every weight of the model."""
+    backbone = getattr(model, "backbone", model)
+    if not backbone.built:
+        raise CheckpointError("build the model (call it once) before converting its weights")
+    embeddings, encoder = backbone.embeddings, backbone.encoder
+    slots = [
+        (("bert/embeddings/word_embeddings",), embeddings.token_embedding.embeddings, "same"),
+        (
+            ("bert/embeddings/position_embeddings",),
+            embeddings.position_embedding.position_embeddings,
+            "same",
+        ),
+        (
+            ("bert/embeddings/token_type_embeddings",),
+            embeddings.segment_embedding.embeddings,
+            "same",
+        ),
+        *_layer_norm("bert/embeddings/LayerNorm", embeddings.layer_norm),
+    ]
+    if embeddings.projection is not None:
+        slots += _dense("bert/encoder/embedding_hidden_mapping_in", embeddings.projection)
+    # "none" (BERT) is written as one official group per layer; both index blocks the same way.
+    num_owners = encoder.num_groups if encoder.sharing == "all" else encoder.num_layers
+    if encoder.sharing not in ("all", "none"):
+        raise CheckpointError(
+            f"sharing={encoder.sharing!r} has no official checkpoint layout (only 'all', 'none')"
+        )
+    for owner in range(num_owners):
+        for inner in range(encoder.num_inner_repetitions):
+            index = owner * encoder.num_inner_repetitions + inner
+            attention = encoder.attention_blocks[index]
+            ffn = encoder.feedforward_blocks[index]
+            scope = f"bert/encoder/transformer/group_{owner}/inner_group_{inner}"
+            self_scope = f"{scope}/attention_1/self"
+            slots += [
+                (
+                    tuple(f"{self_scope}/{p}/kernel" for p in _QKV),
+                    attention.qkv_dense.kernel,
+                    "concat",
+                ),
+                (tuple(f"{self_scope}/{p}/bias" for p in _QKV), attention.qkv_dense.bias, "concat"),
+                *_dense(f"{scope}/attention_1/output/dense", attention.output_dense),
+                *_layer_norm(f"{scope}/LayerNorm", attention.layer_norm),
+                *_dense(f"{scope}/ffn_1/intermediate/dense", ffn.intermediate_dense),
+                *_dense(f"{scope}/ffn_1/intermediate/output/dense", ffn.output_dense),
+                *_layer_norm(f"{scope}/LayerNorm_1", ffn.layer_norm),
+            ]
+    slots += _dense("bert/pooler/dense", backbone.pooler)
+    if model is backbone:
+        return slots
+    head = model.mlm_head  # keras_hub's MaskedLMHead; its output is the tied token embedding
+    slots += [
+        *_dense(f"{MLM_HEAD}transform/dense", head._intermediate_dense),
+        *_layer_norm(f"{MLM_HEAD}transform/LayerNorm", head._intermediate_layer_norm),
+        ((f"{MLM_HEAD}output_bias",), head._bias, "same"),
+    ]
+    if model.sentence_head is not None:
+        # The official SOP kernel is (2, H); a Keras Dense kernel is (H, 2).
+        slots += [
+            ((f"{SENTENCE_HEAD}output_weights",), model.sentence_head.kernel, "transpose"),
+            ((f"{SENTENCE_HEAD}output_bias",), model.sentence_head.bias, "same"),
+        ]
+    return slots
+
+
+def _dense(scope, layer):
+    return [((f"{scope}/kernel",), layer.kernel, "same"), ((f"{scope}/bias",), layer.bias, "same")]
+
+
+def _layer_norm(scope, layer):
+    return [((f"{scope}/gamma",), layer.gamma, "same"), ((f"{scope}/beta",), layer.beta, "same")]
+
+
+def describe_parts(weights: dict) -> list[str]:
+    """Labels of the optional parts present in official-named weights (for summaries)."""
+    return [
+        label
+        for prefix, label in OPTIONAL_PARTS.items()
+        if any(n.startswith(prefix) for n in weights)
+    ]
