@@ -68,3 +68,20 @@ def sample_inputs(config, batch=2, length=7, predictions=3, seed=1):
     padding_mask[1, length - 2 :] = 0
     positions = rng.integers(1, length - 2, (batch, predictions)).astype("int32")
     return token_ids, segment_ids, padding_mask, positions
+
+
+def pretrainer_outputs(pretrainer, config, seed=1):
+    """The backbone and head outputs of `pretrainer` on `sample_inputs`, as NumPy arrays."""
+    token_ids, segment_ids, padding_mask, positions = sample_inputs(config, seed=seed)
+    batch = {
+        "input_ids": token_ids,
+        "segment_ids": segment_ids,
+        "input_mask": padding_mask,
+        "masked_lm_positions": positions,
+    }
+    backbone_out = pretrainer.backbone(
+        {"token_ids": token_ids, "segment_ids": segment_ids, "padding_mask": padding_mask}
+    )
+    heads = pretrainer(batch)
+    outputs = {name: np.asarray(value) for name, value in {**backbone_out, **heads}.items()}
+    return outputs, (token_ids, segment_ids, padding_mask, positions)

@@ -2,7 +2,7 @@ import json
 
 import numpy as np
 import pytest
-from convert_helpers import sample_inputs, write_tf1_checkpoint_like_official
+from convert_helpers import pretrainer_outputs, write_tf1_checkpoint_like_official
 from reference_albert import albert_forward
 
 import albert_keras as ak
@@ -13,22 +13,6 @@ from albert_keras.convert.keras_weights import (
 )
 from albert_keras.convert.official_format import CheckpointError
 from albert_keras.convert.tf1_checkpoint import read_tf1_checkpoint
-
-
-def pretrainer_outputs(pretrainer, config, seed=1):
-    token_ids, segment_ids, padding_mask, positions = sample_inputs(config, seed=seed)
-    batch = {
-        "input_ids": token_ids,
-        "segment_ids": segment_ids,
-        "input_mask": padding_mask,
-        "masked_lm_positions": positions,
-    }
-    backbone_out = pretrainer.backbone(
-        {"token_ids": token_ids, "segment_ids": segment_ids, "padding_mask": padding_mask}
-    )
-    heads = pretrainer(batch)
-    outputs = {name: np.asarray(value) for name, value in {**backbone_out, **heads}.items()}
-    return outputs, (token_ids, segment_ids, padding_mask, positions)
 
 
 def test_tf1_checkpoint_matches_the_numpy_reference(tmp_path, official_config, official_weights):

@@ -1,0 +1,265 @@
+"""The Python functions behind `albert-keras convert`: import any source, export to any target."""
+
+from __future__ import annotations
+
+import contextlib
+import pathlib
+import tempfile
+
+import keras
+
+from albert_keras.convert.hf_checkpoint import read_hf_folder, write_hf_folder
+from albert_keras.convert.imported_model import ImportedModel
+from albert_keras.convert.keras_hub_preset import read_keras_hub, write_keras_hub
+from albert_keras.convert.keras_weights import official_from_model, pretrainer_from_official
+from albert_keras.convert.official_format import (
+    MLM_HEAD,
+    POOLER,
+    SENTENCE_HEAD,
+    CheckpointError,
+)
+from albert_keras.convert.safe_tar import safe_extract_tar
+from albert_keras.convert.tf1_checkpoint import find_tf1_checkpoint, read_tf1_checkpoint
+
+SOURCES = ("tf1", "hf", "keras-hub", "keras")
+TARGETS = ("hf", "keras-hub", "tf1")
+ARCHIVE_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tar.xz")
+# Where each source keeps its SentencePiece model, best first (any other *.model comes after).
+SENTENCEPIECE_NAMES = ("spiece.model", "30k-clean.model", "vocabulary.spm")
+
+
+def import_checkpoint(
+    source: str, path: str | pathlib.Path, config_path: str | pathlib.Path | None = None
+) -> ImportedModel:
+    """Reads a checkpoint as an `AlbertPretrainer` (SOP head), with an account of the mapping.
+
+    Args:
+        source: str. `"tf1"` (official release: checkpoint + `albert_config.json`), `"hf"`
+            (`config.json` + `model.safetensors`), `"keras-hub"` (preset folder or `.keras`
+            file of a `keras_hub.models.AlbertBackbone`) or `"keras"` (our own `.keras` file).
+        path: str or Path. A folder, a checkpoint prefix or file, or a `.tar.gz` of a folder
+            (unpacked safely into a temporary folder).
+        config_path: str or Path. The config, when it is not beside the weights (tf1, hf).
+
+    Example:
+    >>> imported = import_checkpoint("tf1", "albert_base_v2.tar.gz")
+    >>> imported.pretrainer.save("albert_base.keras")
+    """
+    if source not in SOURCES:
+        raise ValueError(f"source={source!r} is not one of {SOURCES}")
+    path = pathlib.Path(path)
+    with contextlib.ExitStack() as stack:
+        if path.name.endswith(ARCHIVE_SUFFIXES):
+            unpacked = stack.enter_context(tempfile.TemporaryDirectory(prefix="albert-convert-"))
+            safe_extract_tar(path, unpacked)
+            path = _checkpoint_root(pathlib.Path(unpacked), source, archive=path)
+        imported = _IMPORTERS[source](path, config_path)
+        if imported.sentencepiece is None:
+            _attach_sentencepiece(imported, path)
+        return imported
+
+
+def save_imported(imported: ImportedModel, output: str | pathlib.Path) -> list[pathlib.Path]:
+    """Saves the pretrainer as `output` (a `.keras` file) and the SentencePiece model beside it.
+
+    Files are written under temporary names and renamed into place. Returns the paths written.
+    """
+    output = pathlib.Path(output)
+    if output.suffix != ".keras":
+        raise ValueError(f"--output {output}: the file name must end in .keras")
+    output.parent.mkdir(parents=True, exist_ok=True)
+    partial = output.with_name(f".{output.stem}.partial.keras")
+    imported.pretrainer.save(partial)
+    partial.replace(output)
+    written = [output]
+    if imported.sentencepiece is not None:
+        written.append(
+            _write_bytes(output.parent / imported.sentencepiece_name, imported.sentencepiece)
+        )
+    return written
+
+
+def export_model(
+    model,
+    target: str,
+    path: str | pathlib.Path,
+    sentencepiece: str | pathlib.Path | None = None,
+) -> list[str]:
+    """Writes an `AlbertPretrainer` or `AlbertBackbone` in another format; returns notes.
+
+    Args:
+        model: `AlbertPretrainer` or `AlbertBackbone`.
+        target: str. `"hf"` (`config.json` + `model.safetensors` for `AlbertForPreTraining`),
+            `"keras-hub"` (a preset folder, or a `.keras` file when `path` ends in `.keras`) or
+            `"tf1"` (`albert_config.json` + `model.ckpt`, the official layout).
+        path: str or Path. The folder (or `.keras` file) to write.
+        sentencepiece: str or Path. A SentencePiece model to put with the weights.
+
+    Example:
+    >>> export_model(keras.saving.load_model("albert.keras"), "hf", "albert_hf/")
+    """
+    if target not in TARGETS:
+        raise ValueError(f"target={target!r} is not one of {TARGETS}")
+    path = pathlib.Path(path)
+    backbone = getattr(model, "backbone", model)
+    notes = []
+    if target == "keras-hub":
+        if model is not backbone:
+            notes.append("keras-hub's AlbertBackbone has no pretraining heads: heads not written")
+        write_keras_hub(backbone, path, sentencepiece if path.suffix != ".keras" else None)
+        return notes
+    config, weights = official_from_model(model)
+    if target == "hf":
+        write_hf_folder(config, weights, path)
+        spm_name = "spiece.model"  # the name transformers' AlbertTokenizer looks for
+    else:
+        from albert_keras.convert.tf1_checkpoint import write_tf1_checkpoint
+
+        write_tf1_checkpoint(config, weights, path)
+        spm_name = "30k-clean.model"  # the release's name
+    if sentencepiece is not None:
+        _write_bytes(path / spm_name, pathlib.Path(sentencepiece).read_bytes())
+    return notes
+
+
+def load_any_model(path: str | pathlib.Path):
+    """Loads our own `.keras` file (`AlbertPretrainer`, `AlbertBackbone` or `AlbertClassifier`)."""
+    import albert_keras  # noqa: F401  (registers our classes for deserialization)
+
+    path = pathlib.Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such file")
+    try:
+        return keras.saving.load_model(path, compile=False)
+    except (ValueError, OSError, KeyError, TypeError) as error:
+        reason = str(error).splitlines()[0] if str(error) else type(error).__name__
+        raise CheckpointError(f"{path}: cannot load as a Keras model ({reason})") from None
+
+
+def _import_tf1(path, config_path):
+    prefix = find_tf1_checkpoint(path)
+    config, weights, skipped = read_tf1_checkpoint(prefix, config_path)
+    pretrainer, fresh = pretrainer_from_official(config, weights)
+    return ImportedModel(
+        pretrainer, "tf1", prefix, _describe(config, weights), skipped, fresh, [], None, None
+    )
+
+
+def _import_hf(path, config_path):
+    config, weights, notes = read_hf_folder(path, config_path)
+    pretrainer, fresh = pretrainer_from_official(config, weights)
+    return ImportedModel(pretrainer, "hf", path, _describe(config, weights), [], fresh, notes)
+
+
+def _import_keras_hub(path, config_path):
+    from albert_keras.models import AlbertPretrainer
+
+    backbone, spm, notes = read_keras_hub(path)
+    pretrainer = AlbertPretrainer(backbone, sentence_objective="sop")
+    pretrainer.build()
+    config, weights = official_from_model(backbone)
+    imported = ImportedModel(
+        pretrainer,
+        "keras-hub",
+        path,
+        _describe(config, weights),
+        [],
+        ["MLM head", "sentence-order head"],
+        notes,
+    )
+    if spm is not None:
+        imported.sentencepiece, imported.sentencepiece_name = spm.read_bytes(), spm.name
+    return imported
+
+
+def _import_keras(path, config_path):
+    from albert_keras.models import AlbertBackbone, AlbertPretrainer
+
+    model = load_any_model(path)
+    fresh, notes = [], []
+    if not isinstance(model, AlbertPretrainer):
+        backbone = getattr(model, "backbone", model)
+        if not isinstance(backbone, AlbertBackbone):
+            raise CheckpointError(f"{path}: holds a {type(model).__name__}, not an ALBERT model")
+        if model is not backbone:
+            notes.append(f"took the backbone of a {type(model).__name__}; its head dropped")
+        model = AlbertPretrainer(backbone, sentence_objective="sop")
+        model.build()
+        fresh = ["MLM head", "sentence-order head"]
+    mapped = [f"{type(model).__name__}: {len(model.weights)} variables (no renaming)"]
+    return ImportedModel(model, "keras", path, mapped, [], fresh, notes)
+
+
+_IMPORTERS = {
+    "tf1": _import_tf1,
+    "hf": _import_hf,
+    "keras-hub": _import_keras_hub,
+    "keras": _import_keras,
+}
+
+
+def _describe(config: dict, weights: dict) -> list[str]:
+    """One line per part: what was mapped."""
+
+    def count(*prefixes):
+        return sum(name.startswith(prefixes) for name in weights)
+
+    lines = [f"embeddings: {count('bert/embeddings/')} variables"]
+    if count("bert/encoder/embedding_hidden_mapping_in/"):
+        lines.append("embedding projection E->H: 2 variables")
+    lines.append(
+        f"encoder: {config['num_hidden_groups']} group(s) x {config['inner_group_num']} inner "
+        f"block(s) for {config['num_hidden_layers']} layers: "
+        f"{count('bert/encoder/transformer/')} variables (query/key/value fused)"
+    )
+    for prefix, label in (
+        (POOLER, "pooler"),
+        (MLM_HEAD, "MLM head"),
+        (SENTENCE_HEAD, "sentence-order head"),
+    ):
+        if count(prefix):
+            lines.append(f"{label}: {count(prefix)} variables")
+    return lines
+
+
+def _checkpoint_root(folder: pathlib.Path, source: str, archive: pathlib.Path) -> pathlib.Path:
+    """The one folder of an unpacked archive that holds the checkpoint."""
+    marker = "*.index" if source == "tf1" else "config.json"
+    if source == "keras":
+        marker = "*.keras"
+    found = sorted({p.parent for p in folder.rglob(marker)})
+    if not found:
+        raise FileNotFoundError(f"{archive}: no {marker} inside; is this a {source} checkpoint?")
+    if len(found) > 1:
+        names = ", ".join(str(p.relative_to(folder)) for p in found)
+        raise CheckpointError(
+            f"{archive}: several checkpoints inside ({names}); unpack it and pick one"
+        )
+    if source == "keras":
+        return next(found[0].glob("*.keras"))
+    return found[0]
+
+
+def _attach_sentencepiece(imported: ImportedModel, path: pathlib.Path) -> None:
+    """Finds a SentencePiece model beside the weights; keeps it if sentencepiece can load it."""
+    import sentencepiece
+
+    folder = path if path.is_dir() else path.parent
+    candidates = [folder / name for name in SENTENCEPIECE_NAMES if (folder / name).is_file()]
+    candidates += sorted(p for p in folder.glob("*.model") if p not in candidates)
+    for candidate in candidates:
+        try:
+            sentencepiece.SentencePieceProcessor(model_file=str(candidate))
+        except (RuntimeError, OSError):
+            imported.notes.append(f"{candidate.name}: not a SentencePiece model; not copied")
+            continue
+        imported.sentencepiece = candidate.read_bytes()
+        imported.sentencepiece_name = candidate.name
+        return
+
+
+def _write_bytes(path: pathlib.Path, data: bytes) -> pathlib.Path:
+    partial = path.with_name(f".{path.name}.partial")
+    partial.write_bytes(data)
+    partial.replace(path)
+    return path

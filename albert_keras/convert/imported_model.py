@@ -1,0 +1,38 @@
+"""ImportedModel: what `import_checkpoint` read, for the command to save and report."""
+
+from __future__ import annotations
+
+import dataclasses
+import pathlib
+
+
+@dataclasses.dataclass
+class ImportedModel:
+    """A converted `AlbertPretrainer` and an account of the conversion.
+
+    Args:
+        pretrainer: `AlbertPretrainer`. The model, backbone and heads.
+        source: str. `"tf1"`, `"hf"`, `"keras-hub"` or `"keras"`.
+        path: Path. The checkpoint read (inside an unpacked archive: its name there).
+        mapped: list of str. What was mapped, one line per part (e.g. `"pooler: 2 variables"`).
+        skipped: list of str. Variables deliberately not read (optimizer slots, step counter).
+        fresh_parts: list of str. Parts absent in the source, left at their fresh init.
+        notes: list of str. Anything else the user should know.
+        sentencepiece: bytes or None. The SentencePiece model found with the weights.
+        sentencepiece_name: str or None. Its file name there (e.g. `30k-clean.model`).
+
+    Example:
+    >>> imported = import_checkpoint("tf1", "albert_base_v2.tar.gz")
+    >>> imported.fresh_parts
+    []
+    """
+
+    pretrainer: object
+    source: str
+    path: pathlib.Path
+    mapped: list = dataclasses.field(default_factory=list)
+    skipped: list = dataclasses.field(default_factory=list)
+    fresh_parts: list = dataclasses.field(default_factory=list)
+    notes: list = dataclasses.field(default_factory=list)
+    sentencepiece: bytes | None = None
+    sentencepiece_name: str | None = None

@@ -1,0 +1,115 @@
+"""keras-hub files: a preset folder (keras-hub's own saving API) or a `.keras` file.
+
+The weights themselves are copied by `albert_keras.convert.keras_hub` (backbone only: keras-hub's
+`AlbertBackbone` has no pretraining heads); this module finds, loads and writes the files, and
+carries the SentencePiece model a preset keeps in `assets/tokenizer/vocabulary.spm`.
+"""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import shutil
+import tempfile
+
+import keras
+import keras_hub
+
+from albert_keras.convert.official_format import CheckpointError
+
+TOKENIZER_ASSET = pathlib.Path("assets") / "tokenizer" / "vocabulary.spm"
+
+
+def read_keras_hub(path: str | pathlib.Path):
+    """Loads a keras-hub ALBERT as our `AlbertBackbone`.
+
+    Args:
+        path: str or Path. A keras-hub preset folder (`config.json` + `model.weights.h5`) or a
+            `.keras` file holding a `keras_hub.models.AlbertBackbone` (or a keras-hub ALBERT
+            task, whose backbone is taken).
+
+    Returns:
+        `(backbone, sentencepiece_path or None, notes)`.
+
+    Example:
+    >>> backbone, spm, notes = read_keras_hub("albert_base_en_uncased/")
+    """
+    from albert_keras.convert.keras_hub import backbone_from_keras_hub
+
+    path = pathlib.Path(path)
+    notes = []
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: no such file or folder")
+    if path.is_dir():
+        config = _read_preset_config(path)
+        if "registered_name" not in config:
+            hint = " (a Hugging Face folder: use --source hf)" if "model_type" in config else ""
+            raise CheckpointError(f"{path}: not a keras-hub preset folder{hint}")
+        loaded = _load(path, lambda: keras_hub.models.Backbone.from_preset(str(path)))
+    else:
+        loaded = _load(path, lambda: keras.saving.load_model(path, compile=False))
+    kh_backbone = loaded
+    if not isinstance(loaded, keras_hub.models.AlbertBackbone):
+        kh_backbone = getattr(loaded, "backbone", None)
+        if not isinstance(kh_backbone, keras_hub.models.AlbertBackbone):
+            raise CheckpointError(
+                f"{path}: holds a {type(loaded).__name__}, not a keras_hub AlbertBackbone"
+            )
+        notes.append(f"took the backbone of a keras-hub {type(loaded).__name__}; its head dropped")
+    spm = path / TOKENIZER_ASSET if path.is_dir() else None
+    return backbone_from_keras_hub(kh_backbone), spm if spm and spm.is_file() else None, notes
+
+
+def write_keras_hub(
+    backbone, path: str | pathlib.Path, sentencepiece: str | pathlib.Path | None = None
+) -> pathlib.Path:
+    """Writes `backbone` as a `keras_hub.models.AlbertBackbone`.
+
+    Args:
+        backbone: our `AlbertBackbone`.
+        path: str or Path. A folder (a keras-hub preset, written by `save_to_preset`) or a
+            file ending in `.keras`.
+        sentencepiece: str or Path. A SentencePiece model saved as the preset's
+            `AlbertTokenizer` (folders only), so `keras_hub.models.AlbertTokenizer.from_preset`
+            works on the folder.
+    """
+    from albert_keras.convert.keras_hub import backbone_to_keras_hub
+
+    kh_backbone = backbone_to_keras_hub(backbone)
+    path = pathlib.Path(path)
+    if path.suffix == ".keras":
+        partial = path.with_name(f".{path.stem}.partial.keras")
+        kh_backbone.save(partial)
+        partial.replace(path)
+        return path
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # Written into a temporary sibling folder, then moved in: a failure leaves no half preset.
+    with tempfile.TemporaryDirectory(dir=path.parent, prefix=f".{path.name}.") as staging:
+        kh_backbone.save_to_preset(staging)
+        if sentencepiece is not None:
+            keras_hub.models.AlbertTokenizer(proto=str(sentencepiece)).save_to_preset(staging)
+        path.mkdir(exist_ok=True)
+        for entry in pathlib.Path(staging).iterdir():
+            target = path / entry.name
+            if target.is_dir():
+                shutil.rmtree(target)
+            entry.replace(target)
+    return path
+
+
+def _read_preset_config(folder: pathlib.Path) -> dict:
+    config_path = folder / "config.json"
+    try:
+        return json.loads(config_path.read_text())
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{config_path}: no such file (not a keras-hub preset)") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise CheckpointError(f"{config_path}: not valid JSON ({error})") from None
+
+
+def _load(path: pathlib.Path, load):
+    try:
+        return load()
+    except (ValueError, OSError, KeyError, TypeError, RuntimeError) as error:
+        reason = str(error).splitlines()[0] if str(error) else type(error).__name__
+        raise CheckpointError(f"{path}: cannot load with keras-hub ({reason})") from None

@@ -1,0 +1,155 @@
+"""`albert-keras convert` end to end: a release .tar.gz in, every format out and back."""
+
+import io
+import json
+import tarfile
+
+import keras
+import numpy as np
+import pytest
+import sentencepiece
+from convert_helpers import pretrainer_outputs, write_tf1_checkpoint_like_official
+from reference_albert import albert_forward
+
+from albert_keras.cli import main
+
+
+def train_tiny_sentencepiece(prefix):
+    """A real SentencePiece model with ALBERT's special ids (<pad> 0, <unk> 1, [CLS] 2, ...)."""
+    text = "the cat sat on the mat . a dog ran in the park . " * 20
+    sentencepiece.SentencePieceTrainer.train(
+        sentence_iterator=iter(text.split(" . ")),
+        model_prefix=str(prefix),
+        vocab_size=40,
+        hard_vocab_limit=False,
+        pad_id=0,
+        unk_id=1,
+        bos_id=-1,
+        eos_id=-1,
+        control_symbols=["[CLS]", "[SEP]", "[MASK]"],
+        minloglevel=2,
+    )
+    return prefix.with_suffix(".model")
+
+
+@pytest.fixture
+def release_archive(tmp_path, official_config, official_weights):
+    """An archive laid out like the official albert_base_v2.tar.gz."""
+    folder = tmp_path / "release" / "albert_tiny"
+    folder.mkdir(parents=True)
+    (folder / "albert_config.json").write_text(json.dumps(official_config))
+    write_tf1_checkpoint_like_official(official_weights, folder / "model.ckpt-best")
+    train_tiny_sentencepiece(folder / "30k-clean")
+    archive = tmp_path / "albert_tiny.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:
+        tar.add(folder, arcname="albert_tiny")
+    return archive
+
+
+def run_cli(capsys, *argv):
+    code = main(["convert", *map(str, argv)])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_release_archive_to_keras_and_every_format_back(
+    tmp_path, capsys, release_archive, official_config, official_weights
+):
+    output = tmp_path / "out" / "albert.keras"
+    code, out, err = run_cli(capsys, "--source", "tf1", release_archive, "--output", output)
+    assert code == 0, err
+    assert "mapped encoder: 2 group(s) x 2 inner block(s) for 4 layers: 64 variables" in out
+    assert "mapped sentence-order head: 2 variables" in out
+    assert "skipped 3 optimizer/step variables" in out
+    assert (output.parent / "30k-clean.model").is_file()
+
+    pretrainer = keras.saving.load_model(output)
+    ours, inputs = pretrainer_outputs(pretrainer, official_config)
+    expected = albert_forward(official_weights, official_config, *inputs)
+    for name in ("sequence_output", "pooled_output", "mlm_logits", "sentence_logits"):
+        np.testing.assert_allclose(ours[name], expected[name], atol=1e-5, rtol=0, err_msg=name)
+
+    exports = {"hf": tmp_path / "hf", "keras-hub": tmp_path / "kh", "tf1": tmp_path / "tf1"}
+    argv = ["--source", "keras", output]
+    for target, directory in exports.items():
+        argv += ["--to", target, directory]
+    code, out, err = run_cli(capsys, *argv)
+    assert code == 0, err
+    assert "heads not written" in out  # keras-hub backbones have no pretraining heads
+    assert (tmp_path / "hf" / "spiece.model").is_file()
+    assert (tmp_path / "kh" / "assets" / "tokenizer" / "vocabulary.spm").is_file()
+
+    for source, directory in exports.items():
+        back = tmp_path / f"back_{source}.keras"
+        code, out, err = run_cli(capsys, "--source", source, directory, "--output", back)
+        assert code == 0, err
+        copy, _ = pretrainer_outputs(keras.saving.load_model(back), official_config)
+        names = ["sequence_output", "pooled_output"]
+        if source != "keras-hub":
+            names += ["mlm_logits", "sentence_logits"]
+        else:
+            assert "MLM head: absent in the source, left at fresh initialization" in out
+        for name in names:
+            np.testing.assert_array_equal(copy[name], ours[name], err_msg=f"{source} {name}")
+
+
+def test_keras_hub_preset_loads_with_keras_hub(tmp_path, capsys, release_archive):
+    import keras_hub
+
+    output = tmp_path / "albert.keras"
+    assert run_cli(capsys, "--source", "tf1", release_archive, "--output", output)[0] == 0
+    assert (
+        run_cli(capsys, "--source", "keras", output, "--to", "keras-hub", tmp_path / "kh")[0] == 0
+    )
+    tokenizer = keras_hub.models.AlbertTokenizer.from_preset(str(tmp_path / "kh"))
+    assert tokenizer.token_to_id("[CLS]") == 2 and tokenizer.token_to_id("[MASK]") == 4
+    kh_backbone = keras_hub.models.AlbertBackbone.from_preset(str(tmp_path / "kh"))
+    assert (kh_backbone.num_groups, kh_backbone.num_inner_repetitions) == (2, 2)
+
+
+def unsafe_archive(path):
+    with tarfile.open(path, "w:gz") as tar:
+        info = tarfile.TarInfo("../escape.txt")
+        info.size = 1
+        tar.addfile(info, io.BytesIO(b"x"))
+    return path
+
+
+@pytest.mark.parametrize(
+    "make_argv, message",
+    [
+        (
+            lambda tmp: [
+                "--source",
+                "tf1",
+                unsafe_archive(tmp / "evil.tar.gz"),
+                "--output",
+                tmp / "o.keras",
+            ],
+            "evil.tar.gz: member '../escape.txt' contains '..'; refused",
+        ),
+        (
+            lambda tmp: ["--source", "tf1", tmp, "--output", tmp / "o.keras"],
+            "no TF1 checkpoint (*.index) in this folder",
+        ),
+        (lambda tmp: ["--source", "hf", tmp], "nothing to write"),
+        (
+            lambda tmp: ["--source", "hf", tmp, "--output", tmp / "model.h5"],
+            "the file name must end in .keras",
+        ),
+        (lambda tmp: ["--source", "hf", tmp, "--to", "onnx", tmp / "x"], "--to onnx"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, make_argv, message):
+    code, out, err = run_cli(capsys, *make_argv(tmp_path))
+    assert code == 2
+    assert err.startswith("albert-keras convert: error: ") and message in err
+    assert err.count("\n") == 1
+    assert not (tmp_path / "o.keras").exists()
+
+
+def test_pickled_hf_folder_is_refused_by_the_cli(tmp_path, capsys, official_config):
+    (tmp_path / "config.json").write_text(json.dumps(official_config))
+    (tmp_path / "pytorch_model.bin").write_bytes(b"\x80\x04")
+    code, _, err = run_cli(capsys, "--source", "hf", tmp_path, "--output", tmp_path / "o.keras")
+    assert code == 2 and "pytorch_model.bin: pickled weights are refused" in err
