@@ -11,19 +11,22 @@ The trainer flags are those of the ALBERT release (its README's `spm_train` line
 symbols `( ) " - . – £ €`, nmt_nfkc normalization, character coverage 0.99995. So a model
 trained here and `../shared/data/vocab/30k-clean.reconstructed.model` are interchangeable.
 
-Lower-casing, as ALBERT's uncased release, is done on the text before SentencePiece (the model's
-normalizer stays nmt_nfkc, as the release): whoever encodes with the model lower-cases too; the
-summary records `lower_case` so the next stage can check.
+The text is prepared as the official `preprocess_text` prepares what it encodes (accents
+stripped; lower-cased with `--lower_case`, as ALBERT's uncased release) before SentencePiece sees
+it; the model's own normalizer stays nmt_nfkc, as the release's. `pipelines.tokenization` tells
+an uncased vocabulary from its pieces, and the summary records `lower_case` too.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import itertools
 import json
 import os
 import sys
 import time
+import unicodedata
 from collections.abc import Iterable, Iterator
 
 import numpy as np
@@ -140,6 +143,7 @@ def train_vocab(
         "vocab_size": spm.SentencePieceProcessor(model_file=f"{output_prefix}.model").vocab_size(),
         "model_type": "unigram",
         "normalization": "nmt_nfkc",
+        "preprocessing": "NFKD, combining marks removed" + (", lower-cased" if lower_case else ""),
         "lower_case": lower_case,
         "input_format": input_format,
         "special_ids": special_ids,
@@ -218,14 +222,41 @@ def _set_model_prefix(model_file: str, model_prefix: str) -> None:
         f.write(model.SerializeToString())
 
 
+def preprocess_sentences(sentences: list[str], lower_case: bool) -> list[str]:
+    """Prepares text as the official ALBERT `preprocess_text` (and `pipelines.tokenization`).
+
+    NFKD, combining marks dropped ("café" -> "cafe"), then lower-cased if asked: the vocabulary
+    must be trained on text prepared exactly as the text it will encode.
+
+    Example:
+    >>> preprocess_sentences(["Café Ÿes"], lower_case=True)
+    ['cafe yes']
+    """
+    # One joined string per call so each step is a single C loop (sentences hold no newline).
+    text = "\n".join(sentences)
+    if not text.isascii():
+        text = unicodedata.normalize("NFKD", text)
+        # str.replace per mark present beats a regex class or str.translate by 5-20x here.
+        for mark in _combining_marks().intersection(set(text)):
+            text = text.replace(mark, "")
+    if lower_case:
+        text = text.lower()
+    return text.split("\n")
+
+
+@functools.cache
+def _combining_marks() -> frozenset[str]:
+    return frozenset(
+        chr(code) for code in range(sys.maxunicode + 1) if unicodedata.combining(chr(code))
+    )
+
+
 def _iter_sentences(
     documents: Iterator[list[str]], lower_case: bool, counts: dict, verbose: bool
 ) -> Iterator[str]:
     next_report = time.monotonic() + 5
     for document in documents:
-        for sentence in document:
-            if lower_case:
-                sentence = sentence.lower()
+        for sentence in preprocess_sentences(document, lower_case):
             counts["sentences_read"] += 1
             # SentencePiece would drop it quietly; counting it here makes the loss visible.
             if len(sentence) * 4 > MAX_SENTENCE_BYTES and (
@@ -307,7 +338,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m pipelines.train_vocab", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="python -m pipelines.train_vocab",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     add_arguments(parser)
     return run(parser.parse_args(argv))
 

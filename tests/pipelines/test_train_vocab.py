@@ -12,6 +12,7 @@ import sentencepiece as spm
 from sentencepiece import sentencepiece_model_pb2
 
 from pipelines import train_vocab as tv
+from pipelines.documents import iter_documents
 
 BOOK = "corpus/gutenberg/1342-0.txt"  # Pride and Prejudice: 7,160 sentences
 
@@ -206,3 +207,22 @@ def test_bad_arguments(tmp_path):
         tv.train_vocab("x", str(tmp_path / "spm"), vocab_size=10)
     with pytest.raises(ValueError, match="input_sentence_size=-1"):
         tv.train_vocab("x", str(tmp_path / "spm"), input_sentence_size=-1)
+
+
+def test_text_is_prepared_as_the_encoder_prepares_it(shared_data):
+    # A vocabulary trained on text prepared otherwise than the text it encodes wastes pieces.
+    tokenization = pytest.importorskip("pipelines.tokenization")
+    sentences = [
+        sentence
+        for document in iter_documents(str(shared_data / "corpus/gutenberg/2600-0.txt"))
+        for sentence in document
+        if not sentence.isascii()
+    ][:3000]
+    assert any("é" in s for s in sentences) and any("“" in s for s in sentences)
+    for lower_case in (False, True):
+        encoder = tokenization.SentencePieceEncoder(
+            _release_model(shared_data), lower_case=lower_case
+        )
+        ours = tv.preprocess_sentences(sentences, lower_case)
+        assert ours == encoder.preprocess(sentences)
+        assert not any("é" in s for s in ours) and any("“" in s for s in ours)
