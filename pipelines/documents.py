@@ -9,8 +9,9 @@ Two input formats:
   `../shared/data/reference/gutenberg_sentences.txt` was made from the books (identical output,
   except that we drop the UTF-8 byte-order mark it kept).
 
-Files are read in blocks that end at a line boundary, so memory stays bounded whatever the file
-size. Bad input never stops the run: binary files (a NUL byte), empty files, unreadable files
+Files are read in 4 MiB blocks that end at a line boundary: memory holds a block and the
+document being built, whatever the file size (a file with no blank line is one huge paragraph,
+though: `sentences` documents and `text` paragraphs are only as small as the input makes them). Bad input never stops the run: binary files (a NUL byte), empty files, unreadable files
 and giant lines are skipped, a BOM is dropped and invalid UTF-8 is replaced; each is counted per
 file in a `ReadStats`.
 
@@ -69,8 +70,12 @@ def list_input_files(patterns: str | Iterable[str]) -> list[str]:
     if isinstance(patterns, str):
         patterns = [patterns]
     files = set()
-    for pattern in (p.strip() for text in patterns for p in text.split(",")):
+    for pattern in (p.strip() for text in patterns for p in _split_patterns(text)):
         if not pattern:
+            continue
+        if os.path.isfile(pattern):
+            # An existing name is taken as it is, even if it holds glob characters ("[1]").
+            files.add(pattern)
             continue
         matched = [
             path
@@ -83,6 +88,11 @@ def list_input_files(patterns: str | Iterable[str]) -> list[str]:
     if not files:
         raise FileNotFoundError(f"no input pattern given in {list(patterns)!r}")
     return sorted(files)
+
+
+def _split_patterns(text: str) -> list[str]:
+    # An existing file whose name holds a comma is one name, not two patterns.
+    return [text] if os.path.isfile(text) else text.split(",")
 
 
 def iter_documents(

@@ -33,7 +33,7 @@ import numpy as np
 import sentencepiece as spm
 from sentencepiece import sentencepiece_model_pb2
 
-from pipelines.documents import INPUT_FORMATS, iter_documents, list_input_files
+from pipelines.documents import INPUT_FORMATS, iter_file_documents, list_input_files
 from pipelines.read_stats import ReadStats
 
 # id -> piece, as in the release vocabulary (checked against it by the tests).
@@ -96,7 +96,7 @@ def train_vocab(
     stats = ReadStats()
     counts = {"sentences_read": 0, "too_long": 0}
     sentences = _iter_sentences(
-        iter_documents(files, input_format, stats=stats), lower_case, counts, verbose
+        _iter_all_documents(files, input_format, stats), lower_case, counts, verbose
     )
     output_dir = os.path.dirname(os.path.abspath(output_prefix))
     os.makedirs(output_dir, exist_ok=True)
@@ -268,6 +268,13 @@ def _iter_sentences(
         if verbose and time.monotonic() > next_report:
             next_report += 5
             print(f"train_vocab: read {counts['sentences_read']:,} sentences", file=sys.stderr)
+
+
+def _iter_all_documents(
+    files: list[str], input_format: str, stats: ReadStats
+) -> Iterator[list[str]]:
+    for path in files:
+        yield from iter_file_documents(path, input_format, stats=stats)
 
 
 def _write_json_atomically(path: str, data: dict) -> None:
