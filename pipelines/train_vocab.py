@@ -69,8 +69,8 @@ def train_vocab(
         vocab_size: int. Number of pieces, the five special ones included.
         lower_case: bool. Lower-case the text first (ALBERT's release is uncased).
         input_format: str. `"text"` (prose) or `"sentences"`; see `pipelines.documents`.
-        input_sentence_size: int. With more sentences than this, SentencePiece trains on a
-            random sample of this many (drawn with `seed`); 0 uses them all.
+        input_sentence_size: int. With more sentences than this, train on a uniform random
+            sample of this many (drawn with `seed`), as the official `spm_train`; 0: all.
         seed: int. Seeds the sampling: the same inputs and seed give a byte-identical model.
         character_coverage: float. Share of characters the model covers (rarer ones -> `<unk>`).
         hard_vocab_limit: bool. When False, a corpus too small for `vocab_size` pieces gives a
@@ -127,11 +127,12 @@ def train_vocab(
         )
     except RuntimeError as error:
         _remove(f"{temp_prefix}.model", f"{temp_prefix}.vocab")
-        # SentencePiece's message ("Vocabulary size is too high (30000). Please set it to a
-        # value <= 8000.") is the useful part; keep it on one line.
+        # Keep SentencePiece's message on one line, from its useful part on ("Vocabulary size
+        # too high (30000). Please set it to a value <= 26456.").
         message = " ".join(str(error).split())
         if "Vocabulary size too high" in message:
-            message += " (or pass --allow_smaller_vocab / hard_vocab_limit=False)"
+            message = message[message.index("Vocabulary size too high") :]
+            message += " Or pass --allow_smaller_vocab (hard_vocab_limit=False)."
         raise ValueError(f"SentencePiece could not train on {file_patterns!r}: {message}") from None
     _set_model_prefix(f"{temp_prefix}.model", output_prefix)
     special_ids = read_special_ids(f"{temp_prefix}.model")
@@ -161,8 +162,7 @@ def train_vocab(
 
 
 def sample_sentences(sentences: Iterable[str], size: int, seed: int) -> tuple[list[str], int]:
-    """A uniform random sample of `size` sentences (all of them when `size` is 0 or
-    at least their number).
+    """A uniform random sample of `size` sentences (all of them if `size` is 0 or too large).
 
     Streams: memory holds the sample only, whatever the input size. SentencePiece samples its
     input too, but its sampler ignores `set_random_generator_seed` (0.2.x: the same sample for
