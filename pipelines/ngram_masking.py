@@ -1,0 +1,210 @@
+"""N-gram whole-word masking of a batch of packed examples, in NumPy.
+
+`mask_ngrams` makes the same choices as the official `create_masked_lm_predictions`:
+
+1. Words come from `token_boundary`: a candidate token (real, not [CLS]/[SEP]/padding) with
+   boundary 1 starts a word, any other joins the word before it.
+2. `num_to_predict = min(max_predictions_per_seq, max(1, round(num_tokens * masked_lm_prob)))`,
+   `num_tokens` counting [CLS] and [SEP] (the official code uses `len(tokens)`).
+3. Words are visited in a random order; at each, `n <= ngram` is drawn with p proportional to
+   1/n and the span is the next `n` words (cut at the last word). A span that would overshoot the
+   budget is shortened one word at a time; one that still does not fit, or touches a word masked
+   already, is skipped. The visit stops once the budget is met.
+4. Each chosen token becomes [MASK] with p 0.8, stays with p 0.1, and becomes a random id with
+   p 0.1.
+
+The visit (3) is sequential by nature, so each step visits one word of every example at once:
+a few dozen NumPy steps mask thousands of examples. Every draw comes from the generator passed in.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+
+class MaskedBatch(NamedTuple):
+    """The masked-LM features of a batch, and counts for the statistics.
+
+    `input_ids` (N, T) has the replacements applied; `masked_lm_positions`, `masked_lm_ids`
+    (int32) and `masked_lm_weights` (float32) are (N, P), sorted by position, zero-padded.
+    `drawn_ngrams` counts the n drawn at each visited word (index n); `span_words` counts the
+    chosen spans by length in words (index n); `merged_span_words` counts
+    runs of masked words once adjacent spans merge (last index: longer than `ngram`), as the
+    reference statistics measure them; `replacements` counts `[MASK]`, kept and random tokens;
+    `num_to_predict` is each example's budget.
+    """
+
+    input_ids: np.ndarray
+    masked_lm_positions: np.ndarray
+    masked_lm_ids: np.ndarray
+    masked_lm_weights: np.ndarray
+    num_to_predict: np.ndarray
+    drawn_ngrams: np.ndarray
+    span_words: np.ndarray
+    merged_span_words: np.ndarray
+    replacements: np.ndarray
+
+
+def ngram_probabilities(ngram: int) -> np.ndarray:
+    """p(n) proportional to 1/n for n = 1..ngram (the paper's n-gram masking, section 4.1)."""
+    weights = 1.0 / np.arange(1, ngram + 1)
+    return weights / weights.sum()
+
+
+def mask_ngrams(
+    input_ids: np.ndarray,
+    token_boundary: np.ndarray,
+    input_mask: np.ndarray,
+    *,
+    rng: np.random.Generator,
+    max_predictions_per_seq: int,
+    masked_lm_prob: float = 0.15,
+    ngram: int = 3,
+    vocabulary_size: int,
+    special_ids: tuple[int, ...] = (2, 3),
+    mask_id: int = 4,
+    first_normal_id: int = 5,
+) -> MaskedBatch:
+    """Chooses and replaces n-gram whole-word masks for every example of a batch.
+
+    Args:
+        input_ids: int array (N, T). Packed examples (`[CLS] A [SEP] B [SEP]`, padded).
+        token_boundary: int array (N, T). 1 where a token starts a word.
+        input_mask: int array (N, T). 1 on real tokens, 0 on padding.
+        rng: `np.random.Generator`. Every draw comes from it.
+        max_predictions_per_seq: int. P, the most masked tokens per example.
+        masked_lm_prob: float. Share of the tokens to mask (before the cap P).
+        ngram: int. Longest span in words.
+        vocabulary_size: int. Random replacements are drawn from [first_normal_id, this).
+        special_ids: ids never masked besides padding ([CLS], [SEP]).
+        mask_id: int. Id of `[MASK]`.
+        first_normal_id: int. The first id a random replacement may take.
+
+    Returns:
+        A `MaskedBatch`.
+
+    Example:
+    >>> batch = mask_ngrams(ids, boundary, mask, rng=np.random.default_rng(0),
+    ...                     max_predictions_per_seq=20, vocabulary_size=30000)
+    >>> batch.masked_lm_weights.sum(axis=1)  # == batch.num_to_predict where words allow
+    """
+    num_examples = input_ids.shape[0]
+    real = input_mask.astype(bool)
+    candidate = real & ~np.isin(input_ids, special_ids)
+    # A word starts at a candidate with boundary 1, and at a row's first candidate whatever it is.
+    first = candidate & (np.cumsum(candidate, axis=1) == 1)
+    word_start = candidate & (token_boundary.astype(bool) | first)
+    word_of_token = np.cumsum(word_start, axis=1) - 1
+    num_words = word_start.sum(axis=1)
+    max_words = int(num_words.max(initial=0))
+    rows = np.broadcast_to(np.arange(num_examples)[:, None], input_ids.shape)
+    flat_word = rows[candidate] * max_words + word_of_token[candidate]
+    word_length = np.bincount(flat_word, minlength=num_examples * max_words)
+    # word_end[r, w] = tokens in the first w words of row r, so a span's size is a difference.
+    word_end = np.zeros((num_examples, max_words + 1), np.int64)
+    np.cumsum(word_length.reshape(num_examples, max_words), axis=1, out=word_end[:, 1:])
+
+    num_tokens = real.sum(axis=1)
+    budget = np.minimum(
+        max_predictions_per_seq, np.maximum(1, np.round(num_tokens * masked_lm_prob))
+    ).astype(np.int64)
+    covered, span_words, drawn_ngrams = _choose_spans(
+        rng, num_words, word_end, budget, ngram, max_predictions_per_seq
+    )
+
+    # Token level: a candidate token is masked when its word is; positions in row-major order
+    # come out sorted, as the official code sorts its masked_lms.
+    masked = candidate.copy()
+    masked[candidate] = covered[rows[candidate], word_of_token[candidate]]
+    row, position = np.nonzero(masked)
+    counts = np.bincount(row, minlength=num_examples)
+    slot = np.arange(row.size) - np.repeat(np.cumsum(counts) - counts, counts)
+    shape = (num_examples, max_predictions_per_seq)
+    masked_lm_positions = np.zeros(shape, np.int32)
+    masked_lm_ids = np.zeros(shape, np.int32)
+    masked_lm_weights = np.zeros(shape, np.float32)
+    masked_lm_positions[row, slot] = position
+    masked_lm_ids[row, slot] = input_ids[row, position]
+    masked_lm_weights[row, slot] = 1.0
+
+    # One uniform per masked token: [0, 0.8) -> [MASK], [0.8, 0.9) kept, [0.9, 1) random.
+    draw = rng.random(row.size)
+    random_ids = rng.integers(first_normal_id, vocabulary_size, size=row.size)
+    output_ids = input_ids.copy()
+    to_mask, to_random = draw < 0.8, draw >= 0.9
+    output_ids[row[to_mask], position[to_mask]] = mask_id
+    output_ids[row[to_random], position[to_random]] = random_ids[to_random]
+    replacements = np.array(
+        [to_mask.sum(), row.size - to_mask.sum() - to_random.sum(), to_random.sum()], np.int64
+    )
+    return MaskedBatch(
+        output_ids,
+        masked_lm_positions,
+        masked_lm_ids,
+        masked_lm_weights,
+        budget,
+        drawn_ngrams,
+        span_words,
+        _run_lengths(covered, ngram),
+        replacements,
+    )
+
+
+def _choose_spans(rng, num_words, word_end, budget, ngram, max_predictions):
+    """Step 3: the greedy visit, one word per example per step. Returns covered words (N, W)."""
+    num_examples, max_words = num_words.size, word_end.shape[1] - 1
+    cumulative = np.cumsum(ngram_probabilities(ngram))[:-1]
+    # The visit order is an incremental Fisher-Yates shuffle of each row's words: step k swaps
+    # a random unvisited word into place k, so only visited places cost a draw (a full shuffle
+    # or a sort of every row would cost ~10x more, as most rows stop after a few dozen words).
+    order = np.tile(np.arange(max_words, dtype=np.int64), (num_examples, 1))
+    # Flat views, so each step gathers a (visits, ngram) block with one fancy index. `covered`
+    # is padded by `ngram` columns so a span's words never run past a row.
+    word_end_flat = word_end.ravel()
+    covered = np.zeros((num_examples, max_words + ngram), bool)
+    covered_flat = covered.reshape(-1)
+    offsets = np.arange(ngram + 1)
+    count = np.zeros(num_examples, np.int64)
+    span_words = np.zeros(ngram + 1, np.int64)
+    drawn = np.zeros(ngram + 1, np.int64)
+    active = np.flatnonzero(num_words > 0)
+    for step in range(max_words):
+        active = active[(count[active] < budget[active]) & (step < num_words[active])]
+        if active.size == 0:
+            break
+        words = num_words[active]
+        pick = step + (rng.random(active.size) * (words - step)).astype(np.int64)
+        start = order[active, pick]
+        order[active, pick] = order[active, step]
+        # As the official code, n is drawn at every visited word, kept or not.
+        n = 1 + np.searchsorted(cumulative, rng.random(active.size), side="right")
+        drawn += np.bincount(n, minlength=ngram + 1)
+        # Tokens in spans of 1..ngram words from `start` (cut at the row's last word). Sizes grow
+        # with m, so the m that fit (m <= n and size <= room) are 1..chosen: the official code's
+        # "shorten until it fits" picks the longest of them.
+        ends = np.minimum(start[:, None] + offsets, words[:, None])
+        bounds = word_end_flat[(active * (max_words + 1))[:, None] + ends]
+        sizes = bounds[:, 1:] - bounds[:, :1]
+        room = budget[active] - count[active]
+        chosen = ((offsets[1:] <= n[:, None]) & (sizes <= room[:, None])).sum(axis=1)
+        length = ends[np.arange(active.size), chosen] - start
+        in_span = offsets[None, :-1] < length[:, None]
+        cells = (active * (max_words + ngram) + start)[:, None] + offsets[:-1]
+        take = (length > 0) & ~(covered_flat[cells] & in_span).any(axis=1)
+        covered_flat[cells[take][in_span[take]]] = True
+        count[active[take]] += sizes[take, chosen[take] - 1]
+        span_words += np.bincount(length[take], minlength=ngram + 1)
+    assert (count <= np.minimum(budget, max_predictions)).all()
+    return covered[:, :max_words], span_words, drawn
+
+
+def _run_lengths(covered, ngram):
+    """Counts runs of consecutive masked words by length (last bin: longer than `ngram`)."""
+    padded = np.zeros((covered.shape[0], covered.shape[1] + 2), np.int8)
+    padded[:, 1:-1] = covered
+    step = np.diff(padded, axis=1)
+    # Runs alternate start, end within a row, so the row-major starts and ends pair up.
+    lengths = np.nonzero(step == -1)[1] - np.nonzero(step == 1)[1]
+    return np.bincount(np.minimum(lengths, ngram + 1), minlength=ngram + 2)

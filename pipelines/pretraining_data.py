@@ -1,0 +1,508 @@
+"""Writes ALBERT pretraining records (SOP pairs, n-gram masks) from raw text into TFRecord shards.
+
+    python -m pipelines.pretraining_data --input 'corpus/*.txt' --spm_model out/spm.model \\
+        --output_dir out/records --max_seq_length 128 --dupe_factor 10 --num_shards 8
+
+How it runs (the official script keeps every instance in RAM; this streams):
+- The main process reads documents (`pipelines.documents`) and cuts the stream into groups of
+  whole documents of about `group_chars` characters. Group g belongs to shard g % num_shards.
+- Shards are split between `num_tasks` machines (shard s to task s % num_tasks) and, on each,
+  between `num_workers` processes. A worker encodes each group it is sent once, makes every dupe
+  round's pairs and masks from it (`pipelines.pretraining_examples`) and appends them to the
+  group's shard. Memory stays bounded: a few groups in flight per worker.
+- Every draw is seeded by (seed, group, round), and a shard is its groups in order, so the same
+  inputs and seed give byte-identical shards whatever the number of workers or tasks.
+- A shard is written under a hidden temporary name, checkpointed now and then, and renamed when
+  finished. A rerun keeps finished shards, resumes the others from their last checkpoint (same
+  bytes as an uninterrupted run), and refuses shards made with other settings or inputs.
+- `stats.json` beside the shards: input read and skipped per file, examples, labels, masks,
+  n-grams, lengths (the last under the reference statistics' names).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import multiprocessing
+import os
+import queue
+import sys
+import time
+from collections.abc import Iterable, Iterator
+
+from pipelines.documents import INPUT_FORMATS, iter_documents, list_input_files
+from pipelines.pretraining_examples import ExampleConfig
+from pipelines.pretraining_stats import PretrainingStats
+from pipelines.read_stats import ReadStats
+from pipelines.record_writer import partial_path, read_progress
+from pipelines.shard_worker import ShardPlan, ShardWorker, worker_main
+from pipelines.sop_pairs import SENTENCE_OBJECTIVES
+from pipelines.tokenization import SentencePieceEncoder
+
+# Bumped when the records' bytes change for the same settings, so old checkpoints are not resumed.
+_FORMAT_VERSION = 1
+_INPUT_STATS = ".input_stats.json"
+_PROGRESS_SECONDS = 5.0
+
+
+def write_pretraining_data(
+    input_patterns: str | Iterable[str],
+    spm_model: str,
+    output_dir: str,
+    *,
+    max_seq_length: int = 512,
+    max_predictions_per_seq: int = 20,
+    masked_lm_prob: float = 0.15,
+    dupe_factor: int = 40,
+    short_seq_prob: float = 0.1,
+    ngram: int = 3,
+    sentence_objective: str = "sop",
+    num_shards: int = 1,
+    seed: int = 12345,
+    num_workers: int = 1,
+    task_index: int = 0,
+    num_tasks: int = 1,
+    input_format: str = "text",
+    paragraphs_per_document: int = 20,
+    lower_case: bool | None = None,
+    group_chars: int = 1 << 17,
+    checkpoint_seconds: float = 30.0,
+    progress: bool = True,
+) -> dict:
+    """Writes this task's shards of pretraining records and returns its statistics.
+
+    Args:
+        input_patterns: str or list of str. Glob patterns of text files (plain or .gz).
+        spm_model: str. SentencePiece model (`pipelines.train_vocab`, or ALBERT's release one).
+        output_dir: str. Gets `pretraining-SSSSS-of-NNNNN.tfrecord` files and `stats.json`.
+        max_seq_length, max_predictions_per_seq, masked_lm_prob, dupe_factor, short_seq_prob,
+            ngram: as the official `create_pretraining_data.py` flags.
+        sentence_objective: str. `"sop"` (ALBERT), `"nsp"` (BERT) or `"none"` (one segment).
+        num_shards: int. Output files (all tasks together).
+        seed: int (>= 0). Every random draw derives from it.
+        num_workers: int. Processes on this machine (1: everything in this process).
+        task_index, num_tasks: int. This machine's share: shards s with s % num_tasks == task_index.
+        input_format: str. `"text"` (prose) or `"sentences"` (one per line, blank line between
+            documents), see `pipelines.documents`.
+        paragraphs_per_document: int. Document size in the `text` format.
+        lower_case: bool or None. None: lower-case when the vocabulary has no capitals.
+        group_chars: int. Documents are grouped up to about this many characters: the unit of
+            work, of seeding and of shard assignment.
+        checkpoint_seconds: float. Least time between two checkpoints of a shard.
+        progress: bool. Print progress lines to stderr.
+
+    Returns:
+        The statistics also written to `stats.json` (or `stats-task-*.json` with several tasks).
+
+    Raises:
+        ValueError / FileNotFoundError: a bad setting, a missing or bad model, no input.
+
+    Example:
+    >>> stats = write_pretraining_data("corpus/*.txt", "spm.model", "out/records",
+    ...                                max_seq_length=128, dupe_factor=10, num_shards=8)
+    >>> stats["examples"]
+    """
+    started = time.monotonic()
+    config = ExampleConfig(
+        max_seq_length=max_seq_length,
+        max_predictions_per_seq=max_predictions_per_seq,
+        masked_lm_prob=masked_lm_prob,
+        dupe_factor=dupe_factor,
+        short_seq_prob=short_seq_prob,
+        ngram=ngram,
+        sentence_objective=sentence_objective,
+        seed=seed,
+    )
+    _check_settings(config, num_shards, num_workers, task_index, num_tasks, group_chars)
+    if input_format not in INPUT_FORMATS:
+        raise ValueError(f"input_format={input_format!r}; expected one of {INPUT_FORMATS}")
+    encoder = SentencePieceEncoder(spm_model, lower_case)
+    files = list_input_files(input_patterns)
+    os.makedirs(output_dir, exist_ok=True)
+    settings = {
+        **vars(config),
+        "num_shards": num_shards,
+        "input_format": input_format,
+        "paragraphs_per_document": paragraphs_per_document,
+        "lower_case": encoder.lower_case,
+        "group_chars": group_chars,
+    }
+    fingerprint = _fingerprint(settings, files, spm_model)
+    shards = [s for s in range(num_shards) if s % num_tasks == task_index]
+    paths = {s: os.path.join(output_dir, shard_name(s, num_shards)) for s in shards}
+    plans = {s: plan for s in shards if (plan := _plan_shard(paths[s], fingerprint)) is not None}
+    _log(progress, f"{len(shards) - len(plans)} of {len(shards)} shards already finished")
+
+    input_stats_path = os.path.join(output_dir, _INPUT_STATS)
+    saved = _read_json(input_stats_path)
+    if plans or saved is None or saved.get("fingerprint") != fingerprint:
+        read_stats = _run(
+            config,
+            encoder,
+            files,
+            plans,
+            fingerprint,
+            settings,
+            num_workers,
+            checkpoint_seconds,
+            progress,
+        )
+        _write_json(input_stats_path, {"fingerprint": fingerprint, "input": read_stats.to_dict()})
+    else:
+        read_stats = ReadStats.from_dict(saved["input"])
+
+    made = PretrainingStats()
+    for s in shards:
+        made.merge(PretrainingStats.from_dict(read_progress(paths[s])["stats"]))
+    summary = _summary(settings, files, read_stats, made, [paths[s] for s in shards])
+    summary["seconds"] = round(time.monotonic() - started, 3)
+    name = (
+        "stats.json" if num_tasks == 1 else f"stats-task-{task_index:05d}-of-{num_tasks:05d}.json"
+    )
+    _write_json(os.path.join(output_dir, name), summary)
+    if num_tasks > 1:
+        _merge_tasks(output_dir, settings, files, read_stats, fingerprint)
+    _log(
+        progress,
+        f"wrote {made.examples:,} examples to {len(shards)} shards in {output_dir} "
+        f"({summary['seconds']:.1f} s)",
+    )
+    return summary
+
+
+def shard_name(shard: int, num_shards: int) -> str:
+    """The file name of shard `shard` of `num_shards`."""
+    return f"pretraining-{shard:05d}-of-{num_shards:05d}.tfrecord"
+
+
+def _check_settings(config, num_shards, num_workers, task_index, num_tasks, group_chars):
+    checks = [
+        (config.max_seq_length >= 5, f"max_seq_length={config.max_seq_length} must be >= 5"),
+        (
+            config.max_predictions_per_seq >= 1,
+            f"max_predictions_per_seq={config.max_predictions_per_seq} must be >= 1",
+        ),
+        (
+            0 < config.masked_lm_prob < 1,
+            f"masked_lm_prob={config.masked_lm_prob} must be in (0, 1)",
+        ),
+        (config.dupe_factor >= 1, f"dupe_factor={config.dupe_factor} must be >= 1"),
+        (
+            0 <= config.short_seq_prob <= 1,
+            f"short_seq_prob={config.short_seq_prob} must be in [0, 1]",
+        ),
+        (config.ngram >= 1, f"ngram={config.ngram} must be >= 1"),
+        (
+            config.sentence_objective in SENTENCE_OBJECTIVES,
+            f"sentence_objective={config.sentence_objective!r}; expected one of {SENTENCE_OBJECTIVES}",
+        ),
+        (config.seed >= 0, f"seed={config.seed} must be >= 0"),
+        (num_shards >= 1, f"num_shards={num_shards} must be >= 1"),
+        (num_workers >= 1, f"num_workers={num_workers} must be >= 1"),
+        (num_tasks >= 1, f"num_tasks={num_tasks} must be >= 1"),
+        (0 <= task_index < num_tasks, f"task_index={task_index} must be in [0, {num_tasks})"),
+        (group_chars >= 1, f"group_chars={group_chars} must be >= 1"),
+    ]
+    for ok, message in checks:
+        if not ok:
+            raise ValueError(message)
+
+
+def _fingerprint(settings: dict, files: list[str], spm_model: str) -> str:
+    """A hash of everything that decides the shards' bytes."""
+    digest = hashlib.sha256()
+    with open(spm_model, "rb") as f:
+        digest.update(f.read())
+    inputs = [(os.path.abspath(p), os.path.getsize(p), os.path.getmtime(p)) for p in files]
+    digest.update(json.dumps([_FORMAT_VERSION, settings, inputs], sort_keys=True).encode())
+    return digest.hexdigest()
+
+
+def _plan_shard(path: str, fingerprint: str) -> ShardPlan | None:
+    """None if the shard is finished; else where to start it (afresh or from a checkpoint)."""
+    saved = read_progress(path)
+    same = saved is not None and saved.get("fingerprint") == fingerprint
+    if os.path.exists(path):
+        if same and saved.get("complete"):
+            return None
+        raise ValueError(
+            f"{path} exists but was not written with these settings and inputs; "
+            "use another --output_dir or delete the old shards"
+        )
+    partial = partial_path(path)
+    if same and os.path.exists(partial) and os.path.getsize(partial) >= saved["bytes"]:
+        return ShardPlan(path, saved["next_group"], saved["bytes"], saved["stats"])
+    return ShardPlan(path)
+
+
+def _iter_groups(documents: Iterator[list[str]], group_chars: int):
+    """Cuts the document stream into numbered groups of about `group_chars` characters."""
+    group, size, index = [], 0, 0
+    for document in documents:
+        group.append(document)
+        size += sum(map(len, document))
+        if size >= group_chars:
+            yield index, group
+            group, size, index = [], 0, index + 1
+    if group:
+        yield index, group
+
+
+def _run(
+    config, encoder, files, plans, fingerprint, settings, num_workers, checkpoint_seconds, progress
+) -> ReadStats:
+    """Reads the input once and has the shards in `plans` written. Returns what was read."""
+    num_shards = settings["num_shards"]
+    owned = sorted(plans)
+    num_workers = max(1, min(num_workers, len(owned)))
+    owner = {s: i % num_workers for i, s in enumerate(owned)}
+    context = multiprocessing.get_context("spawn")
+    examples_written = context.Value("q", 0)
+    worker_args = [
+        {
+            "config": config,
+            "spm_model": encoder.model_file,
+            "lower_case": encoder.lower_case,
+            "num_shards": num_shards,
+            "plans": {s: plans[s] for s in owned if owner[s] == w},
+            "fingerprint": fingerprint,
+            "checkpoint_seconds": checkpoint_seconds,
+            "examples_written": examples_written,
+        }
+        for w in range(num_workers)
+    ]
+    pool = _Workers(context, worker_args) if num_workers > 1 else _InProcess(worker_args[0])
+    read_stats = ReadStats()
+    total_bytes = sum(os.path.getsize(p) for p in files) or 1
+    last_report = started = time.monotonic()
+    try:
+        documents = iter_documents(
+            files,
+            settings["input_format"],
+            paragraphs_per_document=settings["paragraphs_per_document"],
+            stats=read_stats,
+        )
+        for group_index, group in _iter_groups(documents, settings["group_chars"]):
+            shard = group_index % num_shards
+            if shard in owner and group_index >= plans[shard].next_group:
+                pool.send(owner[shard], (group_index, group))
+            if progress and time.monotonic() - last_report >= _PROGRESS_SECONDS:
+                last_report = time.monotonic()
+                rate = examples_written.value / (last_report - started)
+                _log(
+                    True,
+                    f"{100 * read_stats.bytes_read / total_bytes:.0f}% of the input read, "
+                    f"{read_stats.documents:,} documents, {examples_written.value:,} examples "
+                    f"({rate:,.0f}/s)",
+                )
+        if read_stats.documents == 0:
+            raise ValueError(f"no document could be read from {files} ({read_stats.skipped})")
+        pool.finish()
+    except BaseException:
+        pool.abort()
+        raise
+    return read_stats
+
+
+class _InProcess:
+    """`num_workers=1`: the one worker runs in this process."""
+
+    def __init__(self, worker_args):
+        self.worker = ShardWorker(**worker_args)
+
+    def send(self, _, item):
+        self.worker.process(*item)
+
+    def finish(self):
+        self.worker.finish()
+
+    def abort(self):
+        self.worker.close()
+
+
+class _Workers:
+    """Child processes, each fed by its own bounded queue (so reading never runs far ahead)."""
+
+    def __init__(self, context, worker_args):
+        self.errors = context.Queue()
+        self.inboxes = [context.Queue(maxsize=4) for _ in worker_args]
+        self.processes = [
+            context.Process(target=worker_main, args=(args, inbox, self.errors), daemon=True)
+            for args, inbox in zip(worker_args, self.inboxes)
+        ]
+        for process in self.processes:
+            process.start()
+
+    def send(self, worker, item):
+        while True:
+            try:
+                self.inboxes[worker].put(item, timeout=1.0)
+                return
+            except queue.Full:
+                self._check()
+
+    def finish(self):
+        for worker in range(len(self.processes)):
+            self.send(worker, None)
+        for process in self.processes:
+            while process.exitcode is None:
+                process.join(timeout=1.0)
+                self._check()
+        self._check()
+
+    def abort(self):
+        for process in self.processes:
+            if process.is_alive():
+                process.terminate()
+        for process in self.processes:
+            process.join()
+
+    def _check(self):
+        failed = [p for p in self.processes if p.exitcode not in (None, 0)]
+        if failed:
+            try:
+                reason = self.errors.get(timeout=1.0)
+            except queue.Empty:
+                reason = f"exit code {failed[0].exitcode}"
+            raise RuntimeError(f"a pretraining-data worker failed: {reason}")
+
+
+def _summary(settings, files, read_stats, made: PretrainingStats, paths) -> dict:
+    return {
+        "settings": settings,
+        "files": files,
+        "shards": [os.path.basename(p) for p in paths],
+        "input": read_stats.to_dict(),
+        "documents": made.documents,
+        "sentences": {
+            "read": read_stats.sentences,
+            "used": made.sentences - made.empty_sentences,
+            "skipped": {"empty_after_tokenization": made.empty_sentences},
+        },
+        "tokens": made.tokens,
+        "examples": made.examples,
+        "labels": {"0": made.labels[0], "1": made.labels[1]},
+        "single_segment": {
+            "split": made.single_segment_splits,
+            "skipped_too_short": made.single_segment_too_short,
+        },
+        "masked_tokens": sum(made.replacements),
+        "reference_comparable": made.summary(settings["max_seq_length"]),
+        "counts": made.to_dict(),
+    }
+
+
+def _merge_tasks(output_dir, settings, files, read_stats, fingerprint):
+    """With several tasks: once every shard is finished, whoever sees it writes `stats.json`."""
+    num_shards = settings["num_shards"]
+    made = PretrainingStats()
+    paths = [os.path.join(output_dir, shard_name(s, num_shards)) for s in range(num_shards)]
+    for path in paths:
+        saved = read_progress(path)
+        if not (os.path.exists(path) and saved and saved.get("fingerprint") == fingerprint):
+            return
+        made.merge(PretrainingStats.from_dict(saved["stats"]))
+    _write_json(
+        os.path.join(output_dir, "stats.json"), _summary(settings, files, read_stats, made, paths)
+    )
+
+
+def _read_json(path: str) -> dict | None:
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def _write_json(path: str, value: dict) -> None:
+    temporary = f"{path}.tmp{os.getpid()}"
+    with open(temporary, "w") as f:
+        json.dump(value, f, indent=1)
+    os.replace(temporary, path)
+
+
+def _log(enabled: bool, message: str) -> None:
+    if enabled:
+        print(f"pretraining_data: {message}", file=sys.stderr, flush=True)
+
+
+# === Command line ===
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m pipelines.pretraining_data", description=__doc__.splitlines()[0]
+    )
+    parser.add_argument(
+        "--input", required=True, help="Glob pattern(s) of text files, comma-separated."
+    )
+    parser.add_argument("--spm_model", required=True, help="SentencePiece .model file.")
+    parser.add_argument("--output_dir", required=True)
+    parser.add_argument("--max_seq_length", type=int, default=512)
+    parser.add_argument("--max_predictions_per_seq", type=int, default=20)
+    parser.add_argument("--masked_lm_prob", type=float, default=0.15)
+    parser.add_argument("--dupe_factor", type=int, default=40)
+    parser.add_argument("--short_seq_prob", type=float, default=0.1)
+    parser.add_argument("--ngram", type=int, default=3)
+    parser.add_argument("--sentence_objective", choices=SENTENCE_OBJECTIVES, default="sop")
+    parser.add_argument("--num_shards", type=int, default=1)
+    parser.add_argument("--seed", type=int, default=12345)
+    parser.add_argument(
+        "--num_workers",
+        type=int,
+        default=os.cpu_count() or 1,
+        help="Processes on this machine (default: one per core).",
+    )
+    parser.add_argument("--task_index", type=int, default=0)
+    parser.add_argument("--num_tasks", type=int, default=1)
+    parser.add_argument("--input_format", choices=INPUT_FORMATS, default="text")
+    parser.add_argument("--paragraphs_per_document", type=int, default=20)
+    parser.add_argument(
+        "--do_lower_case",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="Default: lower-case when the vocabulary has no capitals.",
+    )
+    parser.add_argument("--checkpoint_seconds", type=float, default=30.0)
+    parser.add_argument("--quiet", action="store_true", help="No progress lines.")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        write_pretraining_data(
+            args.input,
+            args.spm_model,
+            args.output_dir,
+            max_seq_length=args.max_seq_length,
+            max_predictions_per_seq=args.max_predictions_per_seq,
+            masked_lm_prob=args.masked_lm_prob,
+            dupe_factor=args.dupe_factor,
+            short_seq_prob=args.short_seq_prob,
+            ngram=args.ngram,
+            sentence_objective=args.sentence_objective,
+            num_shards=args.num_shards,
+            seed=args.seed,
+            num_workers=args.num_workers,
+            task_index=args.task_index,
+            num_tasks=args.num_tasks,
+            input_format=args.input_format,
+            paragraphs_per_document=args.paragraphs_per_document,
+            lower_case=args.do_lower_case,
+            checkpoint_seconds=args.checkpoint_seconds,
+            progress=not args.quiet,
+        )
+    except (ValueError, FileNotFoundError) as error:
+        print(f"pretraining_data: error: {error}", file=sys.stderr)
+        return 2
+    except RuntimeError as error:
+        print(f"pretraining_data: error: {error}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,130 @@
+"""`ShardWorker`: writes the groups of documents it is sent into the shards it owns.
+
+Group `g` belongs to shard `g % num_shards`. A worker owns some shards; it appends each group's
+records to its shard (in group order, so a shard's bytes do not depend on which process made
+them), checkpoints now and then, and finishes (renames) its shards at the end. `worker_main` runs
+one in a child process, fed through a queue.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+import time
+
+from pipelines.pretraining_examples import ExampleConfig, make_group_records
+from pipelines.pretraining_stats import PretrainingStats
+from pipelines.record_writer import ShardWriter
+from pipelines.tokenization import SentencePieceEncoder
+
+
+@dataclasses.dataclass(frozen=True)
+class ShardPlan:
+    """Where one shard starts: afresh (`next_group` 0) or from its last checkpoint.
+
+    Args:
+        path: str. The shard's final path.
+        next_group: int. Groups before this one are already in the partial file.
+        resume_bytes: int. Length of the partial file at that checkpoint.
+        stats: dict or None. `PretrainingStats.to_dict()` at that checkpoint.
+    """
+
+    path: str
+    next_group: int = 0
+    resume_bytes: int = 0
+    stats: dict | None = None
+
+
+class ShardWorker:
+    """Makes and writes the records of the groups it is given, for the shards it owns.
+
+    Args:
+        config: `ExampleConfig`.
+        spm_model: str. SentencePiece model file.
+        lower_case: bool. Lower-case the text (see `SentencePieceEncoder`).
+        num_shards: int. Total shards (group g goes to shard g % num_shards).
+        plans: dict shard index -> `ShardPlan`, the shards this worker owns.
+        fingerprint: str. Recorded with every checkpoint, to refuse resuming other settings.
+        checkpoint_seconds: float. Least time between two checkpoints of a shard.
+        examples_written: a `multiprocessing.Value` or None; examples are added to it.
+
+    Example:
+    >>> worker = ShardWorker(config, "spm.model", True, 1, {0: ShardPlan("out/s0.tfrecord")}, "x", 30)
+    >>> worker.process(0, documents)
+    >>> worker.finish()
+    """
+
+    def __init__(
+        self,
+        config: ExampleConfig,
+        spm_model: str,
+        lower_case: bool,
+        num_shards: int,
+        plans: dict[int, ShardPlan],
+        fingerprint: str,
+        checkpoint_seconds: float,
+        examples_written=None,
+    ):
+        self.config = config
+        self.encoder = SentencePieceEncoder(spm_model, lower_case)
+        self.num_shards = num_shards
+        self.fingerprint = fingerprint
+        self.checkpoint_seconds = checkpoint_seconds
+        self.examples_written = examples_written
+        self.next_group = {s: plan.next_group for s, plan in plans.items()}
+        self.stats = {s: PretrainingStats.from_dict(p.stats or {}) for s, p in plans.items()}
+        self.writers = {s: ShardWriter(p.path, p.resume_bytes) for s, p in plans.items()}
+        self.last_checkpoint = {s: time.monotonic() for s in plans}
+
+    def process(self, group_index: int, documents: list[list[str]]) -> None:
+        """Appends the records of group `group_index` to its shard."""
+        shard = group_index % self.num_shards
+        if group_index < self.next_group[shard]:
+            raise ValueError(
+                f"group {group_index} is already in shard {shard} (groups go in order)"
+            )
+        stats = self.stats[shard]
+        before = stats.examples
+        for chunk in make_group_records(self.config, self.encoder, group_index, documents, stats):
+            self.writers[shard].write(chunk)
+        self.next_group[shard] = group_index + 1
+        if self.examples_written is not None:
+            with self.examples_written.get_lock():
+                self.examples_written.value += stats.examples - before
+        if time.monotonic() - self.last_checkpoint[shard] >= self.checkpoint_seconds:
+            self.writers[shard].checkpoint(self._state(shard))
+            self.last_checkpoint[shard] = time.monotonic()
+
+    def finish(self) -> None:
+        """Finishes every owned shard: durable, complete progress, final name."""
+        for shard, writer in self.writers.items():
+            writer.finish(self._state(shard))
+
+    def close(self) -> None:
+        """Stops without finishing; partial shards stay for a resume."""
+        for writer in self.writers.values():
+            writer.close()
+
+    def _state(self, shard: int) -> dict:
+        return {
+            "fingerprint": self.fingerprint,
+            "next_group": self.next_group[shard],
+            "stats": self.stats[shard].to_dict(),
+        }
+
+
+def worker_main(worker_args: dict, inbox, errors) -> None:
+    """A child process: builds a `ShardWorker`, feeds it `(group_index, documents)` from `inbox`
+    until `None`, then finishes. A failure goes to `errors` as one line, and the exit code is 1.
+    """
+    worker = None
+    try:
+        worker = ShardWorker(**worker_args)
+        while (item := inbox.get()) is not None:
+            worker.process(*item)
+        worker.finish()
+    except BaseException as error:  # noqa: BLE001 - reported to the parent, which decides
+        if worker is not None:
+            worker.close()
+        errors.put(f"{type(error).__name__}: {error}")
+        sys.exit(1)

@@ -1,0 +1,125 @@
+"""`SentencePieceEncoder`: sentences -> SentencePiece ids, plus which ids start a word.
+
+Text is prepared as the official ALBERT `tokenization.preprocess_text` does (NFKD with combining
+marks dropped, then lower-cased for an uncased vocabulary) and encoded by SentencePiece's C++
+batch encoder in one call per group of sentences: per-token Python is what made the official
+script slow.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import unicodedata
+from collections.abc import Sequence
+from itertools import chain
+
+import numpy as np
+import sentencepiece as spm
+
+# ALBERT's special pieces (DESIGN.md): <pad>=0, <unk>=1, [CLS]=2, [SEP]=3, [MASK]=4.
+SPECIAL_PIECES = ("[CLS]", "[SEP]", "[MASK]")
+
+# The official `_is_start_piece_sp`: besides a piece that starts with "▁" (or "<"), a lone
+# punctuation piece and any piece with a character outside a-z and this set starts a word. We
+# keep the rule so our `token_boundary` (and so whole-word spans) match official records.
+_OFFICIAL_PUNCTUATION = frozenset('!"#$%&()*+,-./:;?@[\\]^_`{|}~')
+_ENGLISH_LETTERS = frozenset("abcdefghijklmnopqrstuvwxyz")
+_NON_ASCII_RUN = re.compile(r"[^\x00-\x7f]+")
+
+
+class SentencePieceEncoder:
+    """Encodes sentences with a SentencePiece model into ids, as ALBERT's data script does.
+
+    Args:
+        model_file: str. Path to a SentencePiece `.model` holding `[CLS]`, `[SEP]`, `[MASK]`.
+        lower_case: bool or None. Lower-case the text first; None decides from the vocabulary
+            (a vocabulary without upper-case letters, like ALBERT's, is uncased).
+
+    Example:
+    >>> encoder = SentencePieceEncoder("30k-clean.model")
+    >>> ids, lengths = encoder.encode(["Hello, my dog is cute", "Hi."])
+    >>> ids[: lengths[0]].tolist()
+    [10975, 15, 51, 1952, 25, 10901]
+    """
+
+    def __init__(self, model_file: str, lower_case: bool | None = None):
+        if not os.path.isfile(model_file):
+            raise FileNotFoundError(f"SentencePiece model {model_file!r} does not exist")
+        self.model_file = model_file
+        self._processor = spm.SentencePieceProcessor()
+        try:
+            self._processor.Load(model_file)
+        except (OSError, RuntimeError) as error:
+            raise ValueError(
+                f"{model_file!r} is not a SentencePiece model ({error}); "
+                "train one with `python -m pipelines.train_vocab`"
+            ) from None
+        pieces = [self._processor.id_to_piece(i) for i in range(self.vocabulary_size)]
+        ids = {piece: self._processor.piece_to_id(piece) for piece in SPECIAL_PIECES}
+        missing = [p for p, i in ids.items() if pieces[i] != p]
+        if missing:
+            raise ValueError(
+                f"SentencePiece model {model_file!r} has no {', '.join(missing)} piece; "
+                "train it with `python -m pipelines.train_vocab`"
+            )
+        self.cls_id, self.sep_id, self.mask_id = ids["[CLS]"], ids["[SEP]"], ids["[MASK]"]
+        self.pad_id = max(self._processor.pad_id(), 0)
+        specials = [self.pad_id, self._processor.unk_id(), self.cls_id, self.sep_id, self.mask_id]
+        # Random replacements come from [first_normal_id, vocabulary_size), as the reader's
+        # dynamic masking: a random [CLS]/[SEP]/<pad> would fake structure, <unk> teaches nothing.
+        self.first_normal_id = max(specials) + 1
+        if lower_case is None:
+            ordinary = "".join(p for i, p in enumerate(pieces) if not self._processor.is_control(i))
+            lower_case = re.search("[A-Z]", ordinary) is None
+        self.lower_case = bool(lower_case)
+        self.word_starts = np.array([_starts_word(p) for p in pieces], dtype=bool)
+
+    @property
+    def vocabulary_size(self) -> int:
+        return self._processor.get_piece_size()
+
+    def preprocess(self, sentences: Sequence[str]) -> list[str]:
+        """Normalizes sentences as the official `preprocess_text` (one pass over all of them)."""
+        # Sentences never hold a line break (the reader splits lines), so one joined string lets
+        # each step below run as a single C loop.
+        text = "\n".join(sentences)
+        if not text.isascii():
+            text = _strip_accents(text)
+        if self.lower_case:
+            text = text.lower()
+        return text.split("\n")
+
+    def encode(self, sentences: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """Encodes sentences into one flat id array and the length of each sentence.
+
+        Args:
+            sentences: list of str.
+
+        Returns:
+            `(ids, lengths)`: int32 arrays; sentence i is `ids[sum(lengths[:i]):][:lengths[i]]`.
+            A sentence can encode to nothing (length 0).
+        """
+        if not sentences:
+            return np.zeros(0, np.int32), np.zeros(0, np.int32)
+        # One thread: parallelism comes from worker processes, one per core.
+        encoded = self._processor.encode(self.preprocess(sentences), num_threads=1)
+        lengths = np.fromiter(map(len, encoded), np.int32, len(encoded))
+        ids = np.fromiter(chain.from_iterable(encoded), np.int32, int(lengths.sum()))
+        return ids, lengths
+
+
+def _starts_word(piece: str) -> bool:
+    if piece.startswith(("\u2581", "<")) or piece in _OFFICIAL_PUNCTUATION:
+        return True
+    return not all(c.lower() in _ENGLISH_LETTERS or c in _OFFICIAL_PUNCTUATION for c in piece)
+
+
+def _strip_accents(text: str) -> str:
+    """NFKD, then combining marks dropped: the official `preprocess_text` without its per-char loop."""
+    text = unicodedata.normalize("NFKD", text)
+    # Only non-ASCII runs can hold a mark; scanning just their characters keeps English fast.
+    distinct = set("".join(_NON_ASCII_RUN.findall(text)))
+    for mark in sorted(c for c in distinct if unicodedata.combining(c)):
+        text = text.replace(mark, "")
+    return text
