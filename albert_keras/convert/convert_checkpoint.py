@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import pathlib
 import tempfile
+import zipfile
 
 import keras
 
@@ -131,7 +132,7 @@ def load_any_model(path: str | pathlib.Path):
         raise FileNotFoundError(f"{path}: no such file")
     try:
         return keras.saving.load_model(path, compile=False)
-    except (ValueError, OSError, KeyError, TypeError) as error:
+    except (ValueError, OSError, KeyError, TypeError, zipfile.BadZipFile) as error:
         reason = str(error).splitlines()[0] if str(error) else type(error).__name__
         raise CheckpointError(f"{path}: cannot load as a Keras model ({reason})") from None
 
@@ -169,6 +170,7 @@ def _import_keras_hub(path, config_path):
     )
     if spm is not None:
         imported.sentencepiece, imported.sentencepiece_name = spm.read_bytes(), spm.name
+        _check_vocabulary_size(imported)
     return imported
 
 
@@ -255,7 +257,22 @@ def _attach_sentencepiece(imported: ImportedModel, path: pathlib.Path) -> None:
             continue
         imported.sentencepiece = candidate.read_bytes()
         imported.sentencepiece_name = candidate.name
+        _check_vocabulary_size(imported)
         return
+
+
+def _check_vocabulary_size(imported: ImportedModel) -> None:
+    import sentencepiece
+
+    pieces = sentencepiece.SentencePieceProcessor(
+        model_proto=imported.sentencepiece
+    ).get_piece_size()
+    vocabulary_size = imported.pretrainer.backbone.vocabulary_size
+    if pieces != vocabulary_size:
+        imported.notes.append(
+            f"{imported.sentencepiece_name} has {pieces} pieces but the model's vocabulary is "
+            f"{vocabulary_size}: check they belong together"
+        )
 
 
 def _write_bytes(path: pathlib.Path, data: bytes) -> pathlib.Path:

@@ -54,7 +54,8 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"--output {args.output}: the file name must end in .keras")
 
     imported = import_checkpoint(args.source, args.path, args.config)
-    print(f"read {args.source} checkpoint {args.path}")
+    inside = f" ({imported.path.name} inside)" if imported.path.name not in args.path else ""
+    print(f"read {args.source} checkpoint {args.path}{inside}")
     for line in imported.mapped:
         print(f"  mapped {line}")
     if imported.skipped:

@@ -11,6 +11,7 @@ import json
 import pathlib
 import shutil
 import tempfile
+import zipfile
 
 import keras
 import keras_hub
@@ -110,6 +111,6 @@ def _read_preset_config(folder: pathlib.Path) -> dict:
 def _load(path: pathlib.Path, load):
     try:
         return load()
-    except (ValueError, OSError, KeyError, TypeError, RuntimeError) as error:
+    except (ValueError, OSError, KeyError, TypeError, RuntimeError, zipfile.BadZipFile) as error:
         reason = str(error).splitlines()[0] if str(error) else type(error).__name__
         raise CheckpointError(f"{path}: cannot load with keras-hub ({reason})") from None

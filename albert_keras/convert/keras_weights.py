@@ -7,6 +7,7 @@ variables become slices of one Keras variable. Everything else is one variable e
 
 from __future__ import annotations
 
+import keras
 import numpy as np
 
 from albert_keras.convert.official_format import (
@@ -85,7 +86,7 @@ def official_from_model(model) -> tuple[dict, dict[str, np.ndarray]]:
     config = official_config_from_backbone(backbone.get_config())
     weights = {}
     for names, variable, kind in _slots(model):
-        value = np.asarray(variable.numpy(), np.float32)
+        value = np.asarray(keras.ops.convert_to_numpy(variable), np.float32)
         if kind == "concat":
             for name, part in zip(names, np.split(value, len(names), axis=-1)):
                 weights[name] = part

@@ -141,7 +141,7 @@ def unsafe_archive(path):
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, make_argv, message):
-    code, out, err = run_cli(capsys, *make_argv(tmp_path))
+    code, _, err = run_cli(capsys, *make_argv(tmp_path))
     assert code == 2
     assert err.startswith("albert-keras convert: error: ") and message in err
     assert err.count("\n") == 1
