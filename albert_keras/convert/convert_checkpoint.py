@@ -142,14 +142,21 @@ def _import_tf1(path, config_path):
     config, weights, skipped = read_tf1_checkpoint(prefix, config_path)
     pretrainer, fresh = pretrainer_from_official(config, weights)
     return ImportedModel(
-        pretrainer, "tf1", prefix, _describe(config, weights), skipped, fresh, [], None, None
+        pretrainer,
+        "tf1",
+        prefix,
+        mapped=_describe(config, weights),
+        skipped=skipped,
+        fresh_parts=fresh,
     )
 
 
 def _import_hf(path, config_path):
     config, weights, notes = read_hf_folder(path, config_path)
     pretrainer, fresh = pretrainer_from_official(config, weights)
-    return ImportedModel(pretrainer, "hf", path, _describe(config, weights), [], fresh, notes)
+    return ImportedModel(
+        pretrainer, "hf", path, mapped=_describe(config, weights), fresh_parts=fresh, notes=notes
+    )
 
 
 def _import_keras_hub(path, config_path):
@@ -163,10 +170,9 @@ def _import_keras_hub(path, config_path):
         pretrainer,
         "keras-hub",
         path,
-        _describe(config, weights),
-        [],
-        ["MLM head", "sentence-order head"],
-        notes,
+        mapped=_describe(config, weights),
+        fresh_parts=["MLM head", "sentence-order head"],  # keras-hub's backbone has no heads
+        notes=notes,
     )
     if spm is not None:
         imported.sentencepiece, imported.sentencepiece_name = spm.read_bytes(), spm.name
@@ -189,7 +195,7 @@ def _import_keras(path, config_path):
         model.build()
         fresh = ["MLM head", "sentence-order head"]
     mapped = [f"{type(model).__name__}: {len(model.weights)} variables (no renaming)"]
-    return ImportedModel(model, "keras", path, mapped, [], fresh, notes)
+    return ImportedModel(model, "keras", path, mapped=mapped, fresh_parts=fresh, notes=notes)
 
 
 _IMPORTERS = {

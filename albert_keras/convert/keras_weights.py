@@ -12,7 +12,6 @@ import numpy as np
 
 from albert_keras.convert.official_format import (
     MLM_HEAD,
-    OPTIONAL_PARTS,
     SENTENCE_HEAD,
     CheckpointError,
     backbone_config_from_official,
@@ -168,12 +167,3 @@ def _dense(scope, layer):
 
 def _layer_norm(scope, layer):
     return [((f"{scope}/gamma",), layer.gamma, "same"), ((f"{scope}/beta",), layer.beta, "same")]
-
-
-def describe_parts(weights: dict) -> list[str]:
-    """Labels of the optional parts present in official-named weights (for summaries)."""
-    return [
-        label
-        for prefix, label in OPTIONAL_PARTS.items()
-        if any(n.startswith(prefix) for n in weights)
-    ]

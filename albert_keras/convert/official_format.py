@@ -96,8 +96,6 @@ def official_config_from_backbone(config: dict) -> dict:
     sharing = config.get("sharing", "all")
     result = {key: int(config[ours]) for key, ours in CONFIG_TO_BACKBONE.items()}
     if sharing == "none":
-        if result["inner_group_num"] != 1:
-            raise CheckpointError("sharing='none' with num_inner_repetitions > 1 has no layout")
         result["num_hidden_groups"] = result["num_hidden_layers"]
     elif sharing != "all":
         raise CheckpointError(

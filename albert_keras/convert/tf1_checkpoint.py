@@ -90,7 +90,8 @@ def read_tf1_checkpoint(
             if is_bookkeeping(name):
                 skipped.append(name)
                 continue
-            weights[name] = np.asarray(reader.get_tensor(name), dtype=np.float32)
+            # TF-Hub exports of the release put everything under "module/".
+            weights[name.removeprefix("module/")] = np.asarray(reader.get_tensor(name), np.float32)
     except (tf.errors.OpError, IndexError, ValueError, RuntimeError, OSError) as error:
         # A truncated data file surfaces as IndexError ("Read less bytes than requested").
         message = getattr(error, "message", None) or str(error) or type(error).__name__
