@@ -1,0 +1,118 @@
+"""What one GLUE task is: its files and columns, labels, metrics and fine-tuning defaults."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+
+import numpy as np
+
+
+@dataclasses.dataclass(frozen=True)
+class TsvLayout:
+    """Where the fields of one GLUE TSV file are (0-based columns; -1 is the last column).
+
+    Args:
+        file: str. The file name inside the task's folder, e.g. `"dev_matched.tsv"`.
+        text_a: int. Column of the first sentence.
+        text_b: int or None. Column of the second sentence; `None` for single-sentence tasks.
+        label: int or None. Column of the label; `None` in test files (no labels).
+        index: int or None. Column of the example id GLUE's submission wants; `None`: row number.
+        num_columns: int or None. Fields per row for a file without a header (CoLA train/dev);
+            `None` means the file has a header row, whose width every row must have.
+    """
+
+    file: str
+    text_a: int
+    text_b: int | None
+    label: int | None
+    index: int | None = None
+    num_columns: int | None = None
+
+    @property
+    def has_header(self) -> bool:
+        return self.num_columns is None
+
+
+@dataclasses.dataclass(frozen=True)
+class GlueTask:
+    """One GLUE task: layout of its files, label list, metrics and official fine-tuning defaults.
+
+    Args:
+        name: str. GLUE's spelling, e.g. `"SST-2"`.
+        directory: str. The task's folder inside a GLUE download (`GLUE_DIR/SST-2/...`).
+        splits: mapping of split name (`"train"`, `"dev"`, `"dev_matched"`, `"test"`, ...) to
+            its `TsvLayout`.
+        labels: tuple of str, or None. The label strings in the official code's order (the
+            class id is the position); `None` for the regression task STS-B.
+        metrics: tuple of str. GLUE's metrics for the task, main metric first.
+        dev_splits: tuple of str. Splits evaluated (the first drives early stopping).
+        test_splits: mapping of test split to its submission file stem (`"MNLI-m"`).
+        learning_rate, batch_size, train_steps, warmup_steps, eval_every: the official
+            `run_glue.sh` values (`eval_every` is its `save_checkpoints_steps`: the official code
+            evaluates every saved checkpoint). `None` for the prediction-only AX.
+        max_seq_length: int. 512, as the official script.
+        tfds_name: str or None. The `tensorflow_datasets` config, e.g. `"glue/sst2"`.
+        tfds_text: tuple of str. The tfds feature names of text_a (and text_b).
+        tfds_labels: tuple of str or None. tfds's class names, in tfds's id order.
+        diagnostic: str or None. A prediction-only task run with this task's model (AX for MNLI).
+
+    Example:
+    >>> from albert_keras.glue import get_glue_task
+    >>> task = get_glue_task("sst2")
+    >>> task.name, task.num_classes, task.main_metric
+    ('SST-2', 2, 'accuracy')
+    """
+
+    name: str
+    directory: str
+    splits: Mapping[str, TsvLayout]
+    labels: tuple[str, ...] | None
+    metrics: tuple[str, ...]
+    dev_splits: tuple[str, ...]
+    test_splits: Mapping[str, str]
+    learning_rate: float | None = None
+    batch_size: int | None = None
+    train_steps: int | None = None
+    warmup_steps: int | None = None
+    eval_every: int | None = None
+    max_seq_length: int = 512
+    tfds_name: str | None = None
+    tfds_text: tuple[str, ...] = ()
+    tfds_labels: tuple[str, ...] | None = None
+    diagnostic: str | None = None
+
+    @property
+    def is_regression(self) -> bool:
+        return self.labels is None
+
+    @property
+    def num_classes(self) -> int:
+        """The classifier's output width: 1 for regression (STS-B)."""
+        return 1 if self.labels is None else len(self.labels)
+
+    @property
+    def is_pair(self) -> bool:
+        return next(iter(self.splits.values())).text_b is not None
+
+    @property
+    def main_metric(self) -> str:
+        return self.metrics[0]
+
+    @property
+    def trainable(self) -> bool:
+        return "train" in self.splits
+
+    def predictions(self, outputs: np.ndarray) -> np.ndarray:
+        """Model outputs (B, num_classes) -> class ids (argmax) or scores (regression)."""
+        outputs = np.asarray(outputs)
+        if self.is_regression:
+            return outputs.reshape(-1).astype("float32")
+        return outputs.argmax(axis=-1).astype("int32")
+
+    def submission_labels(self, predictions: np.ndarray) -> list[str]:
+        """Predictions as the strings GLUE's server expects in the `prediction` column."""
+        if self.is_regression:
+            # GLUE's STS-B scores lie in [0, 5]; a regression head can step outside.
+            return [f"{value:.3f}" for value in np.clip(predictions, 0.0, 5.0)]
+        return [self.labels[int(i)] for i in predictions]

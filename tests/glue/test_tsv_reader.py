@@ -1,0 +1,146 @@
+"""GLUE's TSV layout: real files from ../shared/data/glue, synthetic ones for the other tasks."""
+
+import numpy as np
+import pytest
+
+from albert_keras.glue import GLUE_TASKS, glue_tsv_path, read_glue_tsv
+
+# Rows per split from ../shared/data/PROVENANCE.md; labels counted independently with
+# `cut -f COL FILE | sort | uniq -c` (MRPC dev is the 1,725-pair MSRP test set, see PROVENANCE).
+REAL_SPLITS = {
+    ("CoLA", "train"): (8551, {"0": 2528, "1": 6023}),
+    ("CoLA", "dev"): (1043, {"0": 324, "1": 719}),
+    ("SST-2", "train"): (67349, {"0": 29780, "1": 37569}),
+    ("SST-2", "dev"): (872, {"0": 428, "1": 444}),
+    ("MRPC", "train"): (4076, {"0": 1323, "1": 2753}),
+    ("MRPC", "dev"): (1725, {"0": 578, "1": 1147}),
+    ("RTE", "train"): (2490, {"entailment": 1249, "not_entailment": 1241}),
+    ("RTE", "dev"): (277, {"entailment": 146, "not_entailment": 131}),
+    ("STS-B", "train"): (5749, None),
+    ("STS-B", "dev"): (1500, None),
+}
+
+
+@pytest.mark.parametrize("task,split", sorted(REAL_SPLITS))
+def test_real_splits_have_published_row_and_label_counts(shared_data, task, split):
+    rows, label_counts = REAL_SPLITS[task, split]
+    examples = read_glue_tsv(shared_data / "glue", task, split)
+    assert len(examples) == rows
+    assert len(examples.index) == len(examples.text_a) == len(examples.labels) == rows
+    assert (examples.text_b is None) == (task in ("CoLA", "SST-2"))
+    if label_counts is None:  # STS-B: similarity scores in [0, 5]
+        assert examples.labels.dtype == np.float32
+        assert examples.labels.min() == 0.0 and examples.labels.max() == 5.0
+    else:
+        assert examples.label_counts() == label_counts
+
+
+def test_real_rows_land_in_the_right_fields(shared_data):
+    glue = shared_data / "glue"
+    cola = read_glue_tsv(glue, "CoLA", "train")  # no header: the first line is an example
+    assert cola.text_a[0].startswith("Our friends won't buy this analysis")
+    assert cola.labels[0] == 1 and cola.index[:2] == ["0", "1"]
+    mrpc = read_glue_tsv(glue, "MRPC", "train")  # QUOTE_NONE: bare quotes stay in the text
+    assert mrpc.text_a[0].startswith('Amrozi accused his brother, whom he called "the witness"')
+    assert mrpc.text_b[0].startswith('Referring to him as only "the witness"')
+    stsb = read_glue_tsv(glue, "STS-B", "dev")
+    assert (stsb.text_a[0], stsb.text_b[0]) == (
+        "A man with a hard hat is dancing.",
+        "A man wearing a hard hat is dancing.",
+    )
+    assert stsb.labels[:2].tolist() == [5.0, 4.75] and stsb.index[0] == "0"
+    rte = read_glue_tsv(glue, "RTE", "dev")
+    assert rte.label_names[rte.labels[0]] == "not_entailment"
+
+
+def _write(path, lines):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    return path
+
+
+MNLI_TRAIN_HEADER = (
+    "index\tpromptID\tpairID\tgenre\tsentence1_binary_parse\tsentence2_binary_parse\t"
+    "sentence1_parse\tsentence2_parse\tsentence1\tsentence2\tlabel1\tgold_label"
+)
+
+
+def _mnli_row(i, premise, hypothesis, *labels):
+    return "\t".join(
+        [str(i), "p", "q", "fiction", "(", "(", "(", "(", premise, hypothesis, *labels]
+    )
+
+
+def test_mnli_layouts_train_dev_and_test(tmp_path):
+    _write(tmp_path / "MNLI/train.tsv", [MNLI_TRAIN_HEADER,
+        _mnli_row(0, 'He said "no".', "He refused.", "entailment", "entailment"),
+        _mnli_row(1, "A cat.", "A dog.", "neutral", "contradiction")])  # fmt: skip
+    dev_header = MNLI_TRAIN_HEADER.replace("label1\t", "label1\tlabel2\tlabel3\tlabel4\tlabel5\t")
+    _write(tmp_path / "MNLI/dev_mismatched.tsv", [dev_header,
+        _mnli_row(7, "x", "y", "neutral", "neutral", "entailment", "neutral", "neutral", "neutral")])  # fmt: skip
+    test_header = "\t".join(MNLI_TRAIN_HEADER.split("\t")[:10])
+    _write(tmp_path / "MNLI/test_matched.tsv", [test_header, _mnli_row(0, "a", "b"),
+        _mnli_row(1, "c", "d")])  # fmt: skip
+
+    train = read_glue_tsv(tmp_path, "MNLI", "train")
+    assert train.text_a == ['He said "no".', "A cat."] and train.text_b == ["He refused.", "A dog."]
+    # gold_label (the last column), in the official order (contradiction, entailment, neutral)
+    assert train.labels.tolist() == [1, 0]
+    dev = read_glue_tsv(tmp_path, "MNLI", "dev_mismatched")
+    assert dev.labels.tolist() == [2] and dev.index == ["7"]
+    test = read_glue_tsv(tmp_path, "MNLI", "test_matched")
+    assert test.labels is None and test.index == ["0", "1"] and test.text_b == ["b", "d"]
+
+
+def test_test_files_of_single_sentence_and_qqp_tasks(tmp_path):
+    _write(tmp_path / "CoLA/test.tsv", ["index\tsentence", "0\tJohn left.", "1\tLeft John."])
+    cola = read_glue_tsv(tmp_path, "CoLA", "test")
+    assert cola.text_a == ["John left.", "Left John."] and cola.labels is None
+    _write(tmp_path / "QQP/dev.tsv", ["id\tqid1\tqid2\tquestion1\tquestion2\tis_duplicate",
+                                      "12\t1\t2\tWhy?\tHow?\t0", "13\t3\t4\tA?\tA?\t1"])  # fmt: skip
+    _write(tmp_path / "QQP/test.tsv", ["id\tquestion1\tquestion2", "0\tWho?\tWhom?"])
+    qqp = read_glue_tsv(tmp_path, "QQP", "dev")
+    assert qqp.index == ["12", "13"] and qqp.labels.tolist() == [0, 1] and qqp.text_b[1] == "A?"
+    assert read_glue_tsv(tmp_path, "QQP", "test").text_a == ["Who?"]
+    _write(tmp_path / "diagnostic/diagnostic.tsv", ["index\tsentence1\tsentence2", "0\ta\tb", ""])
+    ax = read_glue_tsv(tmp_path, "AX", "test")  # a trailing blank line is no example
+    assert len(ax) == 1 and ax.labels is None
+
+
+def test_every_registered_split_has_a_path():
+    for task in GLUE_TASKS.values():
+        for split in task.splits:
+            path = glue_tsv_path("/glue", task, split)
+            assert path.parent.name == task.directory and path.suffix == ".tsv"
+
+
+@pytest.mark.parametrize(
+    "task,lines,message",
+    [
+        ("RTE", ["index\tsentence1\tsentence2\tlabel", "0\ta\tb"], r"RTE/train.tsv:2: expected 4 "),
+        ("RTE", ["index\tsentence1\tsentence2\tlabel", "0\ta\tb\tmaybe"], r":2: label 'maybe' "),
+        ("CoLA", ["src\t1\t\tok", "src\t2\t\tbad label"], r"CoLA/train.tsv:2: label '2'"),
+        ("CoLA", ["src\t1\tok"], r"CoLA/train.tsv:1: expected 4 tab-separated fields, found 3"),
+        ("STS-B", ["\t".join(["h"] * 10), "\t".join(["0"] * 9 + ["high"])], r":2: score 'high'"),
+        ("STS-B", ["\t".join(["h"] * 10), "\t".join(["0"] * 9 + ["nan"])], r":2: score 'nan'"),
+    ],
+)
+def test_bad_rows_name_the_file_and_line(tmp_path, task, lines, message):
+    _write(tmp_path / GLUE_TASKS[task].directory / "train.tsv", lines)
+    with pytest.raises(ValueError, match=message):
+        read_glue_tsv(tmp_path, task, "train")
+
+
+def test_missing_and_unreadable_inputs(tmp_path):
+    with pytest.raises(FileNotFoundError, match=r"no RTE folder"):
+        read_glue_tsv(tmp_path, "RTE", "train")
+    (tmp_path / "RTE").mkdir()
+    with pytest.raises(FileNotFoundError, match=r"RTE/dev.tsv: not found"):
+        read_glue_tsv(tmp_path, "RTE", "dev")
+    (tmp_path / "RTE/train.tsv").write_bytes(b"index\tsentence1\tsentence2\tlabel\n0\t\xff\tb\tx\n")
+    with pytest.raises(ValueError, match=r"RTE/train.tsv: not UTF-8 text"):
+        read_glue_tsv(tmp_path, "RTE", "train")
+    with pytest.raises(ValueError, match=r"RTE has no split 'dev_matched'"):
+        read_glue_tsv(tmp_path, "RTE", "dev_matched")
+    with pytest.raises(ValueError, match=r"unknown GLUE task 'SQuAD'"):
+        read_glue_tsv(tmp_path, "SQuAD", "train")
