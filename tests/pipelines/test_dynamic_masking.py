@@ -1,0 +1,231 @@
+"""Dynamic n-gram whole-word masking in TF ops: the official rules, checked on statistics."""
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from pipelines.dynamic_masking import (
+    mask_whole_word_ngrams,
+    remask_batch,
+    restore_original_tokens,
+)
+
+CLS, SEP, MASK, VOCAB = 2, 3, 4, 1000
+
+
+def synthetic_batch(rng, num_examples, seq_length, piece_probs=(0.8, 0.15, 0.05)):
+    """[CLS] A [SEP] B [SEP] of words of 1-3 pieces, 70% full length, with token_boundary."""
+    rows, position = np.arange(num_examples)[:, None], np.arange(seq_length)[None, :]
+    length = np.where(
+        rng.random(num_examples) < 0.7, seq_length, rng.integers(8, seq_length, num_examples)
+    )[:, None]
+    split = rng.integers(2, length - 2)  # where the first [SEP] goes
+    # A stream of words (1-3 pieces) that A and B are cut from.
+    pieces = rng.choice(len(piece_probs), p=piece_probs, size=(num_examples, seq_length)) + 1
+    stream_boundary = np.zeros((num_examples, 3 * seq_length), np.int32)
+    stream_boundary[rows, np.cumsum(pieces, axis=1) - pieces] = 1
+    stream = np.where(position < split, position - 1, position - 2).clip(0)
+    ids = rng.integers(5, VOCAB, (num_examples, seq_length)).astype(np.int32)
+    boundary = np.take_along_axis(stream_boundary, stream, axis=1)
+    boundary[:, 0] = 1
+    boundary[position == split + 1] = 1  # B starts with a word
+    sep = (position == split) | (position == length - 1)
+    ids = np.where(position == 0, CLS, np.where(sep, SEP, ids))
+    boundary = np.where(sep, 1, boundary)
+    real = position < length
+    return np.where(real, ids, 0), real.astype(np.int32), np.where(real, boundary, 0)
+
+
+def budget(mask, prob=0.15, slots=20):
+    # The official formula, with Python's round().
+    return np.array([min(slots, max(1, round(n * prob))) for n in mask.sum(axis=1)])
+
+
+def masked_words(positions, weights, boundary, candidate):
+    """Per example, the sorted word indices covered by the masked positions."""
+    word_of = np.cumsum(boundary * candidate, axis=1) - 1
+    return [
+        np.unique(word_of[row, positions[row][weights[row] > 0]]) for row in range(len(positions))
+    ]
+
+
+@pytest.fixture(scope="module")
+def batch():
+    ids, mask, boundary = synthetic_batch(np.random.default_rng(0), 2000, 128)
+    out = mask_whole_word_ngrams(
+        ids, mask, boundary, tf.constant([7, 11]), vocabulary_size=VOCAB, return_span_words=True
+    )
+    return ids, mask, boundary, {name: value.numpy() for name, value in out.items()}
+
+
+def single_piece_words(ids, mask, boundary):
+    candidate = (mask == 1) & (ids != CLS) & (ids != SEP)
+    starts = candidate & (boundary == 1)
+    next_starts = np.concatenate(
+        [starts[:, 1:] | ~candidate[:, 1:], np.ones_like(starts[:, :1])], 1
+    )
+    return (starts & next_starts).sum(axis=1)
+
+
+def test_masked_count_follows_the_official_formula(batch):
+    ids, mask, boundary, out = batch
+    counts, expected = out["masked_lm_weights"].sum(axis=1), budget(mask)
+    # The greedy visits every word, so with at least `budget` one-piece words it always meets
+    # the budget exactly; with fewer it may fall short (all words too long), never over.
+    fillable = single_piece_words(ids, mask, boundary) >= expected
+    assert fillable.mean() > 0.99
+    np.testing.assert_array_equal(counts[fillable], expected[fillable])
+    assert (counts <= expected).all()
+
+
+def test_labels_are_the_original_tokens_and_nothing_special_is_masked(batch):
+    ids, mask, _, out = batch
+    positions, weights = out["masked_lm_positions"], out["masked_lm_weights"] > 0
+    labels = np.take_along_axis(ids, positions, axis=1)
+    np.testing.assert_array_equal(out["masked_lm_ids"], np.where(weights, labels, 0))
+    assert (labels[weights] >= 5).all()  # never [CLS], [SEP] or padding
+    assert (np.take_along_axis(mask, positions, axis=1)[weights] == 1).all()
+    assert (positions[~weights] == 0).all() and (out["masked_lm_ids"][~weights] == 0).all()
+    # Sorted, distinct positions.
+    used = np.where(weights, positions, np.iinfo(np.int32).max)
+    assert (np.diff(used, axis=1) > 0)[weights[:, 1:]].all()
+    # Only masked positions changed.
+    changed = out["input_ids"] != ids
+    at_slots = np.zeros_like(changed)
+    np.put_along_axis(at_slots, positions, weights, axis=1)
+    assert not (changed & ~at_slots).any()
+
+
+def test_whole_words_are_masked(batch):
+    ids, mask, boundary, out = batch
+    candidate = (mask == 1) & (ids != CLS) & (ids != SEP)
+    word_of = np.cumsum(boundary * candidate, axis=1) - 1
+    for row, words in enumerate(
+        masked_words(out["masked_lm_positions"], out["masked_lm_weights"], boundary, candidate)
+    ):
+        expected = np.flatnonzero(candidate[row] & np.isin(word_of[row], words))
+        got = out["masked_lm_positions"][row][out["masked_lm_weights"][row] > 0]
+        np.testing.assert_array_equal(got, expected)
+
+
+def test_replacements_are_80_10_10(batch):
+    _, _, _, out = batch
+    weights = out["masked_lm_weights"] > 0
+    new = np.take_along_axis(out["input_ids"], out["masked_lm_positions"], axis=1)[weights]
+    labels = out["masked_lm_ids"][weights]
+    shares = np.array([(new == MASK).mean(), (new == labels).mean()])
+    random_share = 1 - shares.sum()
+    # ~55,000 masked tokens: a standard error of ~0.002 on each share.
+    np.testing.assert_allclose(shares, [0.8, 0.1], atol=0.01)
+    assert abs(random_share - 0.1) < 0.01
+    replaced = new[(new != MASK) & (new != labels)]
+    assert replaced.min() >= 5 and replaced.max() < VOCAB
+
+
+def test_ngram_mix_follows_one_over_n(batch):
+    _, _, _, out = batch
+    spans = out["masked_span_words"]
+    shares = np.bincount(spans[spans > 0], minlength=4)[1:] / (spans > 0).sum()
+    # p(n) ~ 1/n gives [0.545, 0.273, 0.182] as drawn; the official greedy shortens spans that
+    # overshoot the budget and skips those touching a masked word (long ones more often), which
+    # moves mass to n = 1: ~0.6 at P = 20, ~0.57 at P = 80 on this data.
+    np.testing.assert_allclose(shares, [0.545, 0.273, 0.182], atol=0.06)
+    assert 0.545 < shares[0] < 0.62 and shares[1] > shares[2]
+
+
+def test_matches_the_writers_numpy_masking_statistics(batch):
+    ngram_masking = pytest.importorskip("pipelines.ngram_masking")
+    ids, mask, boundary, out = batch
+    theirs = ngram_masking.mask_ngrams(
+        ids,
+        boundary,
+        mask,
+        rng=np.random.default_rng(1),
+        max_predictions_per_seq=20,
+        vocabulary_size=VOCAB,
+    )
+    ours_spans = np.bincount(out["masked_span_words"].ravel(), minlength=4)[1:4]
+    np.testing.assert_allclose(
+        ours_spans / ours_spans.sum(),
+        theirs.span_words[1:4] / theirs.span_words[1:].sum(),
+        atol=0.02,
+    )
+    fillable = single_piece_words(ids, mask, boundary) >= budget(mask)
+    np.testing.assert_array_equal(
+        out["masked_lm_weights"].sum(axis=1)[fillable],
+        theirs.masked_lm_weights.sum(axis=1)[fillable],
+    )
+
+
+def test_same_seed_same_masks_other_seed_other_masks():
+    ids, mask, boundary = synthetic_batch(np.random.default_rng(1), 64, 32)
+
+    def positions(seed):
+        out = mask_whole_word_ngrams(ids, mask, boundary, tf.constant(seed), vocabulary_size=VOCAB)
+        return out["masked_lm_positions"].numpy(), out["input_ids"].numpy()
+
+    first, again, other = positions([1, 2]), positions([1, 2]), positions([1, 3])
+    np.testing.assert_array_equal(first[0], again[0])
+    np.testing.assert_array_equal(first[1], again[1])
+    assert (first[0] != other[0]).any(axis=1).mean() > 0.9
+
+
+def test_budget_reached_beyond_the_first_draws_and_unreachable_budget():
+    # 61 two-piece words and one one-piece word: the odd budget needs that single word, which
+    # the first 2P + 8 draws miss about half of the time, so the visit must go on to find it.
+    seq_length = 125
+    ids = np.full((1, seq_length), 7, np.int32)
+    ids[0, 0], ids[0, -1] = CLS, SEP
+    boundary = np.zeros_like(ids)
+    boundary[0, 1:123:2] = 1
+    boundary[0, [0, 123, 124]] = 1
+    mask = np.ones_like(ids)
+    assert budget(mask)[0] % 2 == 1
+    # Three pieces per word and a budget of 1: the official code masks nothing.
+    short = np.array([[CLS, 9, 9, 9, 8, 8, 8, SEP]], np.int32)
+    short_boundary = np.array([[1, 1, 0, 0, 1, 0, 0, 1]], np.int32)
+    for seed in range(4):
+        out = mask_whole_word_ngrams(
+            np.repeat(ids, 4, 0),
+            np.repeat(mask, 4, 0),
+            np.repeat(boundary, 4, 0),
+            tf.constant([seed, 0]),
+            vocabulary_size=VOCAB,
+        )
+        np.testing.assert_array_equal(out["masked_lm_weights"].numpy().sum(1), budget(mask)[0])
+        out = mask_whole_word_ngrams(
+            short,
+            np.ones_like(short),
+            short_boundary,
+            tf.constant([seed, 0]),
+            vocabulary_size=VOCAB,
+        )
+        assert out["masked_lm_weights"].numpy().sum() == 0
+
+
+def test_restore_then_remask_round_trip():
+    ids, mask, boundary = synthetic_batch(np.random.default_rng(2), 32, 48)
+    static = mask_whole_word_ngrams(ids, mask, boundary, tf.constant([3, 4]), vocabulary_size=VOCAB)
+    restored = restore_original_tokens(
+        static["input_ids"],
+        static["masked_lm_positions"],
+        static["masked_lm_ids"],
+        static["masked_lm_weights"],
+    )
+    np.testing.assert_array_equal(restored.numpy(), ids)
+    features = {**static, "input_mask": mask, "token_boundary": boundary}
+    fresh = remask_batch(features, tf.constant([5, 6]), vocabulary_size=VOCAB)
+    assert fresh["masked_lm_positions"].shape == (32, 20)
+    labels = np.take_along_axis(ids, fresh["masked_lm_positions"].numpy(), axis=1)
+    weights = fresh["masked_lm_weights"].numpy() > 0
+    np.testing.assert_array_equal(fresh["masked_lm_ids"].numpy()[weights], labels[weights])
+
+
+def test_rows_without_words_and_bad_vocabulary():
+    ids = np.array([[CLS, SEP, 0, 0], [0, 0, 0, 0]], np.int32)
+    mask = np.array([[1, 1, 0, 0], [0, 0, 0, 0]], np.int32)
+    out = mask_whole_word_ngrams(ids, mask, mask, tf.constant([1, 1]), vocabulary_size=VOCAB)
+    assert out["masked_lm_weights"].numpy().sum() == 0
+    np.testing.assert_array_equal(out["input_ids"].numpy(), ids)
+    with pytest.raises(ValueError, match="vocabulary_size=5"):
+        mask_whole_word_ngrams(ids, mask, mask, tf.constant([1, 1]), vocabulary_size=5)
