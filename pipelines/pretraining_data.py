@@ -465,6 +465,12 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="Default: lower-case when the vocabulary has no capitals.",
     )
+    parser.add_argument(
+        "--group_chars",
+        type=int,
+        default=1 << 17,
+        help="Characters per group of documents: the unit of work, seeding and shard assignment.",
+    )
     parser.add_argument("--checkpoint_seconds", type=float, default=30.0)
     parser.add_argument("--quiet", action="store_true", help="No progress lines.")
     return parser
@@ -492,6 +498,7 @@ def main(argv: list[str] | None = None) -> int:
             input_format=args.input_format,
             paragraphs_per_document=args.paragraphs_per_document,
             lower_case=args.do_lower_case,
+            group_chars=args.group_chars,
             checkpoint_seconds=args.checkpoint_seconds,
             progress=not args.quiet,
         )
