@@ -352,3 +352,136 @@ def test_a_finished_run_is_kept_and_other_settings_are_refused(book_run, shared_
         "pretraining-00000-of-00003.tfrecord exists but was not written with these settings"
         in error
     )
+
+
+# === Other objectives ===
+
+
+@pytest.mark.parametrize("objective", ["nsp", "none"])
+def test_other_sentence_objectives(objective, shared_data, tmp_path):
+    stats = _book(shared_data, tmp_path, dupe_factor=1, num_shards=1, sentence_objective=objective)
+    values, _ = _read_records([tmp_path / name for name in stats["shards"]])
+    labels = values["next_sentence_labels"][:, 0]
+    original = _originals(values)
+    lengths = values["input_mask"].sum(axis=1)
+    separators = (original == SEP).sum(axis=1)
+    if objective == "none":
+        # [CLS] A [SEP]: one segment, label 0, room for max_seq_length - 2 tokens of text.
+        assert (labels == 0).all() and (separators == 1).all()
+        assert (values["segment_ids"] == 0).all()
+        assert (original[np.arange(len(lengths)), lengths - 1] == SEP).all()
+    else:
+        assert 0.45 < labels.mean() < 0.6 and (separators == 2).all()
+        assert stats["single_segment"] == {"split": 0, "skipped_too_short": 0}
+
+
+# === Tokenization ===
+
+
+def test_encoder_gives_the_release_ids_and_official_word_starts(shared_data):
+    encoder = SentencePieceEncoder(str(shared_data / SPM))
+    assert encoder.lower_case  # the release vocabulary is uncased
+    ids, lengths = encoder.encode(["Hello, my dog is cute", "", "Crème brûlée"])
+    assert lengths[1] == 0
+    assert ids[: lengths[0]].tolist() == [10975, 15, 51, 1952, 25, 10901]  # PROVENANCE.md
+    assert encoder.preprocess(["Crème brûlée"]) == ["creme brulee"]
+    specials = (encoder.cls_id, encoder.sep_id, encoder.mask_id, encoder.first_normal_id)
+    assert specials == (2, 3, 4, 5)
+    pieces = {p: i for i, p in enumerate(map(encoder._processor.id_to_piece, range(30000)))}
+    # The official _is_start_piece_sp: "▁" pieces, punctuation and non-English pieces start words.
+    cases = [("\u2581hello", True), (",", True), ("ing", False), ("'", True), ("19", True)]
+    for piece, starts in cases:
+        assert encoder.word_starts[pieces[piece]] == starts, piece
+
+
+# === Bad input ===
+
+
+def _arguments(shared_data, tmp_path, *extra, input_pattern=None, spm_model=None):
+    return [
+        "--input", str(input_pattern or shared_data / BOOK),
+        "--spm_model", str(spm_model or shared_data / SPM),
+        "--output_dir", str(tmp_path / "out"), "--max_seq_length", "128", "--dupe_factor", "1",
+        "--quiet", *extra,
+    ]  # fmt: skip
+
+
+def _fails(arguments, capsys, code=2):
+    assert main(arguments) == code
+    error = capsys.readouterr().err
+    assert error.startswith("pretraining_data: error: ") and error.count("\n") == 1
+    return error
+
+
+@pytest.mark.parametrize(
+    "flags, message",
+    [
+        (["--max_seq_length", "4"], "max_seq_length=4 must be >= 5"),
+        (["--masked_lm_prob", "1.5"], "masked_lm_prob=1.5 must be in (0, 1)"),
+        (["--dupe_factor", "0"], "dupe_factor=0 must be >= 1"),
+        (["--ngram", "0"], "ngram=0 must be >= 1"),
+        (["--num_shards", "0"], "num_shards=0 must be >= 1"),
+        (["--num_tasks", "2", "--task_index", "2"], "task_index=2 must be in [0, 2)"),
+        (["--seed", "-1"], "seed=-1 must be >= 0"),
+        (["--short_seq_prob", "2"], "short_seq_prob=2.0 must be in [0, 1]"),
+    ],
+)
+def test_bad_settings(flags, message, shared_data, tmp_path, capsys):
+    assert message in _fails(_arguments(shared_data, tmp_path, *flags), capsys)
+    assert not (tmp_path / "out").exists()
+
+
+def test_bad_flags_are_argparse_errors(shared_data, tmp_path):
+    with pytest.raises(SystemExit) as exit_info:
+        main(_arguments(shared_data, tmp_path, "--sentence_objective", "mlm"))
+    assert exit_info.value.code == 2
+
+
+def test_bad_models(shared_data, tmp_path, capsys):
+    from sentencepiece import sentencepiece_model_pb2
+
+    missing = tmp_path / "missing.model"
+    error = _fails(_arguments(shared_data, tmp_path, spm_model=missing), capsys)
+    assert f"SentencePiece model '{missing}' does not exist" in error
+    text = tmp_path / "text.model"
+    text.write_text("not a model")
+    error = _fails(_arguments(shared_data, tmp_path, spm_model=text), capsys)
+    assert f"'{text}' is not a SentencePiece model" in error
+    model = sentencepiece_model_pb2.ModelProto.FromString((shared_data / SPM).read_bytes())
+    model.pieces[4].piece = "[MASQ]"
+    no_mask = tmp_path / "no_mask.model"
+    no_mask.write_bytes(model.SerializeToString())
+    error = _fails(_arguments(shared_data, tmp_path, spm_model=no_mask), capsys)
+    assert f"SentencePiece model '{no_mask}' has no [MASK] piece" in error
+
+
+def test_missing_and_unreadable_input(shared_data, tmp_path, capsys):
+    pattern = tmp_path / "nothing" / "*.txt"
+    error = _fails(_arguments(shared_data, tmp_path, input_pattern=pattern), capsys)
+    assert f"input pattern '{pattern}' matches no file" in error
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / "binary.txt").write_bytes(b"\x00\x01\x02 binary")
+    (tmp_path / "bad" / "empty.txt").write_bytes(b"")
+    error = _fails(_arguments(shared_data, tmp_path, input_pattern=tmp_path / "bad/*.txt"), capsys)
+    assert "no document could be read" in error and "binary.txt" in error and "empty.txt" in error
+
+
+def test_bad_files_beside_good_ones_are_skipped_and_named(shared_data, tmp_path):
+    folder = tmp_path / "mixed"
+    folder.mkdir()
+    book = (shared_data / BOOK).read_bytes()
+    (folder / "good.txt").write_bytes(book[:200_000])
+    (folder / "crlf_bad_utf8.txt").write_bytes(
+        book[200_000:300_000].replace(b"\n", b"\r\n") + b"\xff\xfe"
+    )
+    (folder / "binary.txt").write_bytes(b"\x00" * 100)
+    (folder / "empty.txt").write_bytes(b"")
+    stats = write_pretraining_data(
+        str(folder / "*.txt"), str(shared_data / SPM), str(tmp_path / "out"),
+        max_seq_length=128, dupe_factor=1, progress=False,
+    )  # fmt: skip
+    assert stats["examples"] > 300 and stats["input"]["files_read"] == 2
+    skipped = stats["input"]["skipped"]
+    assert list(skipped["binary_file"]) == [str(folder / "binary.txt")]
+    assert list(skipped["empty_file"]) == [str(folder / "empty.txt")]
+    assert list(stats["input"]["repaired"]["invalid_utf8"]) == [str(folder / "crlf_bad_utf8.txt")]
