@@ -1,0 +1,186 @@
+"""Weights to and from `keras_hub.models.AlbertBackbone`, copied by name and shape.
+
+keras-hub keeps separate query / key / value kernels of shape (H, heads, head_dim) and an output
+kernel (heads, head_dim, H); ours are one fused (H, 3H) kernel and an (H, H) kernel. Both order
+a projection's outputs head-major, so the conversion is a reshape plus a concatenation (no
+transpose). keras-hub shares everything (`sharing="all"`) and always has the E -> H projection;
+our backbones with another `sharing` convert when every layer is its own group
+(`num_groups == num_layers`, e.g. the BERT presets), and E == H converts through an identity
+projection.
+"""
+
+import keras
+import keras_hub
+import numpy as np
+
+from albert_keras.models.albert_backbone import AlbertBackbone
+
+_CONFIG_KEYS = (
+    "vocabulary_size",
+    "num_layers",
+    "num_heads",
+    "embedding_dim",
+    "hidden_dim",
+    "intermediate_dim",
+    "num_groups",
+    "num_inner_repetitions",
+    "dropout",
+    "max_sequence_length",
+    "num_segments",
+)
+
+
+def backbone_from_keras_hub(kh_backbone: keras_hub.models.AlbertBackbone) -> AlbertBackbone:
+    """An `AlbertBackbone` with `kh_backbone`'s config and a copy of its weights.
+
+    Args:
+        kh_backbone: `keras_hub.models.AlbertBackbone`, e.g. from
+            `keras_hub.models.AlbertBackbone.from_preset("albert_base_en_uncased")`.
+
+    Example:
+    >>> ours = backbone_from_keras_hub(keras_hub.models.AlbertBackbone(**config))
+    >>> ours.sharing
+    'all'
+    """
+    config = {key: getattr(kh_backbone, key) for key in _CONFIG_KEYS}
+    backbone = AlbertBackbone(**config, sharing="all", dtype=kh_backbone.dtype_policy)
+    kh_projection = kh_backbone.embeddings_projection
+    if backbone.embeddings.projection is None:
+        # E == H: our backbone has no projection, so keras-hub's must be the identity.
+        kernel, bias = (_to_numpy(w) for w in kh_projection.weights)
+        if not (np.allclose(kernel, np.eye(len(kernel))) and np.allclose(bias, 0.0)):
+            raise ValueError(
+                "embedding_dim == hidden_dim but the keras-hub embedding projection is not the "
+                "identity; AlbertBackbone has no projection when E == H"
+            )
+    for ours, theirs, to_ours, _ in _weight_pairs(backbone, kh_backbone):
+        _assign(ours, to_ours([_to_numpy(w) for w in theirs]))
+    return backbone
+
+
+def backbone_to_keras_hub(backbone: AlbertBackbone) -> keras_hub.models.AlbertBackbone:
+    """A `keras_hub.models.AlbertBackbone` with `backbone`'s config and a copy of its weights.
+
+    Args:
+        backbone: `AlbertBackbone`. With `sharing="all"`, or with every layer its own group.
+
+    Example:
+    >>> kh = backbone_to_keras_hub(AlbertBackbone.from_preset("albert_base"))
+    >>> kh.count_params()
+    11683584
+    """
+    num_groups = backbone.num_groups if backbone.sharing == "all" else backbone.num_layers
+    if backbone.sharing != "all" and backbone.num_groups != backbone.num_layers:
+        raise ValueError(
+            f"keras-hub's AlbertBackbone shares whole blocks only: sharing={backbone.sharing!r} "
+            f"converts only with num_groups == num_layers (got {backbone.num_groups} groups, "
+            f"{backbone.num_layers} layers)"
+        )
+    config = {key: getattr(backbone, key) for key in _CONFIG_KEYS}
+    config["num_groups"] = num_groups
+    kh_backbone = keras_hub.models.AlbertBackbone(**config, dtype=backbone.dtype_policy)
+    if backbone.embeddings.projection is None:
+        kh_projection = kh_backbone.embeddings_projection
+        kh_projection.kernel.assign(np.eye(backbone.hidden_dim, dtype="float32"))
+        kh_projection.bias.assign(np.zeros(backbone.hidden_dim, dtype="float32"))
+    for ours, theirs, _, to_theirs in _weight_pairs(backbone, kh_backbone):
+        for variable, value in zip(theirs, to_theirs(_to_numpy(ours))):
+            _assign(variable, value)
+    return kh_backbone
+
+
+def _to_numpy(variable) -> np.ndarray:
+    """A variable's value as a float32 NumPy array (on any backend)."""
+    return np.asarray(keras.ops.convert_to_numpy(variable.value), dtype="float32")
+
+
+def _assign(variable, value: np.ndarray) -> None:
+    if tuple(variable.shape) != value.shape:
+        raise ValueError(
+            f"cannot copy a {value.shape} array into {variable.path} of shape {variable.shape}"
+        )
+    variable.assign(value)
+
+
+def _same(values):
+    return values[0]
+
+
+def _single(value):
+    return [value]
+
+
+def _weight_pairs(backbone, kh_backbone):
+    """Yields (our variable, [keras-hub variables], to_ours, to_theirs) for every weight.
+
+    `to_ours` maps the list of keras-hub arrays to our array; `to_theirs` the reverse.
+    """
+    embeddings = backbone.embeddings
+    one_to_one = [
+        (embeddings.token_embedding.embeddings, kh_backbone.token_embedding.embeddings),
+        (
+            embeddings.position_embedding.position_embeddings,
+            kh_backbone.position_embedding.position_embeddings,
+        ),
+        (embeddings.segment_embedding.embeddings, kh_backbone.segment_embedding.embeddings),
+        (embeddings.layer_norm.gamma, kh_backbone.embeddings_layer_norm.gamma),
+        (embeddings.layer_norm.beta, kh_backbone.embeddings_layer_norm.beta),
+        (backbone.pooler.kernel, kh_backbone.pooled_dense.kernel),
+        (backbone.pooler.bias, kh_backbone.pooled_dense.bias),
+    ]
+    if embeddings.projection is not None:
+        one_to_one += [
+            (embeddings.projection.kernel, kh_backbone.embeddings_projection.kernel),
+            (embeddings.projection.bias, kh_backbone.embeddings_projection.bias),
+        ]
+    encoder = backbone.encoder
+    # keras-hub's block (group, inner) is our block group * R + inner, for both halves (a
+    # non-"all" backbone converts only when every layer is a group, where the indices agree).
+    kh_blocks = [block for group in kh_backbone.transformer_layers for block in group]
+    for attention, ffn, kh_block in zip(
+        encoder.attention_blocks, encoder.feedforward_blocks, kh_blocks, strict=True
+    ):
+        mha = kh_block._self_attention_layer
+        one_to_one += [
+            (attention.layer_norm.gamma, kh_block._self_attention_layer_norm.gamma),
+            (attention.layer_norm.beta, kh_block._self_attention_layer_norm.beta),
+            (ffn.intermediate_dense.kernel, kh_block._feedforward_intermediate_dense.kernel),
+            (ffn.intermediate_dense.bias, kh_block._feedforward_intermediate_dense.bias),
+            (ffn.output_dense.kernel, kh_block._feedforward_output_dense.kernel),
+            (ffn.output_dense.bias, kh_block._feedforward_output_dense.bias),
+            (ffn.layer_norm.gamma, kh_block._feedforward_layer_norm.gamma),
+            (ffn.layer_norm.beta, kh_block._feedforward_layer_norm.beta),
+        ]
+        yield from _attention_pairs(attention, mha)
+    for ours, theirs in one_to_one:
+        yield ours, [theirs], _same, _single
+
+
+def _attention_pairs(attention, mha):
+    hidden_dim = attention.qkv_dense.kernel.shape[0]
+    qkv = [mha._query_dense, mha._key_dense, mha._value_dense]
+    kernel_shape = tuple(mha._query_dense.kernel.shape)  # (H, heads, head_dim)
+    bias_shape = tuple(mha._query_dense.bias.shape)  # (heads, head_dim)
+
+    def fuse_kernels(kernels):
+        return np.concatenate([k.reshape(hidden_dim, hidden_dim) for k in kernels], axis=1)
+
+    def split_kernel(kernel):
+        return [k.reshape(kernel_shape) for k in np.split(kernel, 3, axis=1)]
+
+    def fuse_biases(biases):
+        return np.concatenate([b.reshape(hidden_dim) for b in biases])
+
+    def split_bias(bias):
+        return [b.reshape(bias_shape) for b in np.split(bias, 3)]
+
+    output_shape = tuple(mha._output_dense.kernel.shape)  # (heads, head_dim, H)
+    yield attention.qkv_dense.kernel, [d.kernel for d in qkv], fuse_kernels, split_kernel
+    yield attention.qkv_dense.bias, [d.bias for d in qkv], fuse_biases, split_bias
+    yield (
+        attention.output_dense.kernel,
+        [mha._output_dense.kernel],
+        lambda kernels: kernels[0].reshape(hidden_dim, hidden_dim),
+        lambda kernel: [kernel.reshape(output_shape)],
+    )
+    yield attention.output_dense.bias, [mha._output_dense.bias], _same, _single

@@ -1,0 +1,133 @@
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import albert_keras as ak
+
+METRICS = {"loss", "mlm_loss", "mlm_accuracy", "sentence_loss", "sentence_accuracy"}
+
+
+def _log_softmax(logits):
+    shifted = logits - logits.max(axis=-1, keepdims=True)
+    return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
+
+
+def _expected_losses(batch, outputs):
+    """The official run_pretraining.py losses, in NumPy."""
+    mlm_log_probs = _log_softmax(np.asarray(outputs["mlm_logits"], "float64"))
+    ids = batch["masked_lm_ids"]
+    per_position = -np.take_along_axis(mlm_log_probs, ids[..., None], axis=-1)[..., 0]
+    weights = batch["masked_lm_weights"]
+    mlm_loss = (per_position * weights).sum() / (weights.sum() + 1e-5)
+    sentence_log_probs = _log_softmax(np.asarray(outputs["sentence_logits"], "float64"))
+    labels = batch["next_sentence_labels"][:, 0]
+    sentence_loss = -sentence_log_probs[np.arange(len(labels)), labels].mean()
+    mlm_hits = (mlm_log_probs.argmax(-1) == ids) * weights
+    return {
+        "mlm_loss": mlm_loss,
+        "sentence_loss": sentence_loss,
+        "loss": mlm_loss + sentence_loss,
+        "mlm_accuracy": mlm_hits.sum() / weights.sum(),
+        "sentence_accuracy": (sentence_log_probs.argmax(-1) == labels).mean(),
+    }
+
+
+@pytest.fixture
+def pretrainer(tiny_config):
+    return ak.AlbertPretrainer(ak.AlbertBackbone(**tiny_config))
+
+
+def test_outputs_from_record_features(pretrainer, pretraining_batch):
+    outputs = pretrainer(pretraining_batch)  # int64 features, token_boundary ignored
+    assert outputs["mlm_logits"].shape == (4, 3, 100)
+    assert outputs["sentence_logits"].shape == (4, 2)
+    # Gathering before the head equals running the head everywhere and then gathering.
+    backbone_outputs = pretrainer.backbone(
+        {
+            "token_ids": pretraining_batch["input_ids"].astype("int32"),
+            "segment_ids": pretraining_batch["segment_ids"].astype("int32"),
+            "padding_mask": pretraining_batch["input_mask"].astype("int32"),
+        }
+    )
+    length = pretraining_batch["input_ids"].shape[1]
+    everywhere = pretrainer.mlm_head(
+        backbone_outputs["sequence_output"], mask_positions=np.tile(np.arange(length), (4, 1))
+    )
+    positions = pretraining_batch["masked_lm_positions"]
+    np.testing.assert_allclose(
+        outputs["mlm_logits"],
+        np.take_along_axis(np.asarray(everywhere), positions[..., None], axis=1),
+        atol=1e-5,
+    )
+
+
+def test_mlm_output_is_tied_to_the_token_embedding(pretrainer, pretraining_batch):
+    pretrainer(pretraining_batch)
+    assert pretrainer.mlm_head.token_embedding is pretrainer.backbone.token_embedding
+    # Only the head's Dense H->E, LayerNorm(E), output bias(V) and Dense(2) are new weights.
+    head = (16 * 8 + 8) + 2 * 8 + 100 + (16 * 2 + 2)
+    assert pretrainer.count_params() == pretrainer.backbone.count_params() + head
+
+
+def test_evaluate_reports_the_official_losses(pretrainer, pretraining_batch):
+    pretrainer.compile()
+    results = pretrainer.evaluate(pretraining_batch, batch_size=4, verbose=0, return_dict=True)
+    assert set(results) == METRICS
+    expected = _expected_losses(pretraining_batch, pretrainer.predict(pretraining_batch, verbose=0))
+    for name in METRICS:
+        np.testing.assert_allclose(results[name], expected[name], rtol=1e-4, err_msg=name)
+
+
+def test_fit_on_a_dataset_of_dicts_lowers_the_loss(pretrainer, pretraining_batch):
+    before = _expected_losses(pretraining_batch, pretrainer.predict(pretraining_batch, verbose=0))
+    pretrainer.compile(optimizer=keras.optimizers.Adam(1e-2))
+    dataset = tf.data.Dataset.from_tensors(pretraining_batch)  # feature dicts, no y
+    history = pretrainer.fit(dataset, epochs=12, verbose=0).history
+    assert set(history) == METRICS
+    after = _expected_losses(pretraining_batch, pretrainer.predict(pretraining_batch, verbose=0))
+    assert after["loss"] < 0.75 * before["loss"]
+    assert history["loss"][-1] < history["loss"][0]
+
+
+def test_no_sentence_objective_means_mlm_only(tiny_config, pretraining_batch):
+    pretrainer = ak.AlbertPretrainer(ak.AlbertBackbone(**tiny_config), sentence_objective=None)
+    assert set(pretrainer(pretraining_batch)) == {"mlm_logits"}
+    pretrainer.compile()
+    results = pretrainer.evaluate(pretraining_batch, batch_size=4, verbose=0, return_dict=True)
+    assert set(results) == {"loss", "mlm_loss", "mlm_accuracy"}
+    np.testing.assert_allclose(results["loss"], results["mlm_loss"], rtol=1e-6)
+
+
+def test_save_load_round_trip_keeps_outputs_and_optimizer(tmp_path, pretrainer, pretraining_batch):
+    pretrainer.compile(jit_compile=False)  # XLA compiling costs more than this one step
+    pretrainer.fit(pretraining_batch, batch_size=4, epochs=1, verbose=0)
+    path = tmp_path / "pretrainer.keras"
+    pretrainer.save(path)
+    loaded = keras.saving.load_model(path)
+    assert type(loaded) is ak.AlbertPretrainer and loaded.sentence_objective == "sop"
+    for name, value in pretrainer(pretraining_batch).items():
+        np.testing.assert_array_equal(loaded(pretraining_batch)[name], value)
+    assert loaded.optimizer.iterations.numpy() == 1
+    assert type(loaded.optimizer) is keras.optimizers.AdamW
+
+
+@pytest.mark.parametrize("objective", ["SOP", "mlm", ""])
+def test_bad_sentence_objective_raises(tiny_config, objective):
+    with pytest.raises(ValueError, match=f"sentence_objective='{objective}' is not one of"):
+        ak.AlbertPretrainer(ak.AlbertBackbone(**tiny_config), sentence_objective=objective)
+
+
+def test_compile_refuses_a_loss(pretrainer):
+    with pytest.raises(ValueError, match="computes its own loss"):
+        pretrainer.compile(loss="mse")
+
+
+def test_mixed_bfloat16_fit_keeps_float32_logits(tiny_config, pretraining_batch):
+    backbone = ak.AlbertBackbone(**tiny_config, dtype="mixed_bfloat16")
+    pretrainer = ak.AlbertPretrainer(backbone)
+    outputs = pretrainer(pretraining_batch)
+    assert {keras.backend.standardize_dtype(v.dtype) for v in outputs.values()} == {"float32"}
+    pretrainer.compile()
+    history = pretrainer.fit(pretraining_batch, batch_size=4, epochs=2, verbose=0).history
+    assert np.isfinite(history["loss"]).all()
