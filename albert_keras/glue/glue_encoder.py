@@ -62,6 +62,11 @@ class GlueEncoder:
             pad_value=self.pad_id,
             truncate="round_robin",
         )
+        # Traced once per encoder, then reused by every tf.data pipeline built on it (tracing
+        # keras-hub's tokenizer and packer costs seconds; a dataset's map would redo it).
+        texts = tf.TensorSpec([None], tf.string)
+        self._encode_single = tf.function(self._encode, input_signature=[texts])
+        self._encode_pair = tf.function(self._encode, input_signature=[texts, texts])
 
     @property
     def vocabulary_size(self) -> int:
@@ -93,7 +98,13 @@ class GlueEncoder:
             "padding_mask": tf.cast(token_ids != self.pad_id, "int32"),
         }
 
-    def __call__(self, text_a: tf.Tensor, text_b: tf.Tensor | None = None) -> dict:
-        """A batch of sentences (and second sentences) -> the backbone's input dict."""
+    def __call__(self, text_a, text_b=None) -> dict:
+        """A batch (1-D) of sentences, and of second sentences for pair tasks -> the backbone's
+        input dict of int32 (batch, sequence_length) tensors."""
+        if text_b is None:
+            return self._encode_single(text_a)
+        return self._encode_pair(text_a, text_b)
+
+    def _encode(self, text_a: tf.Tensor, text_b: tf.Tensor | None = None) -> dict:
         ids_b = None if text_b is None else self.tokenize(text_b)
         return self.pack(self.tokenize(text_a), ids_b)

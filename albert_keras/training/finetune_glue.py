@@ -1,0 +1,466 @@
+"""`albert-keras finetune-glue`: fine-tune a saved ALBERT on one GLUE task, score it, predict.
+
+As the official `run_classifier.py` + `run_glue.sh`: per-task defaults (learning rate, batch,
+warmup, steps; max_seq_length 512), AdamW with weight decay 0.01 (not on LayerNorm or biases)
+under warmup + linear decay, gradients clipped to norm 1, dropout 0.1 on the pooled output,
+evaluation of the dev split every `eval_every` steps and the best checkpoint kept. We add early
+stopping on the task's main dev metric (`--patience` evaluations without improvement).
+
+Outputs in `--output_dir`: `model.keras` (the best fine-tuned `AlbertClassifier`), `metrics.json`
+(`{"task", "split", "num_examples", "metrics", ...}` for the best model on dev),
+`dev_predictions/TASK.tsv` and, where GLUE_DIR has test files, `submission/TASK.tsv` (plus
+`AX.tsv` from an MNLI model), in GLUE's submission format.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import pathlib
+import re
+import shutil
+import time
+import zipfile
+
+import keras
+import numpy as np
+
+from albert_keras.glue.glue_dataset import glue_dataset
+from albert_keras.glue.glue_encoder import GlueEncoder
+from albert_keras.glue.glue_evaluation import GlueEvaluation
+from albert_keras.glue.glue_metrics import glue_metrics
+from albert_keras.glue.glue_task import GlueTask
+from albert_keras.glue.glue_tasks import GLUE_TASKS, get_glue_task
+from albert_keras.glue.submission import write_submission
+from albert_keras.glue.tfds_reader import read_glue_tfds
+from albert_keras.glue.tsv_reader import read_glue_tsv
+from albert_keras.models import AlbertBackbone, AlbertClassifier
+from albert_keras.training.lamb import OFFICIAL_EXCLUSIONS
+from albert_keras.training.warmup_linear_decay import WarmupLinearDecay
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--task", required=True, help=f"one of {', '.join(GLUE_TASKS)}")
+    parser.add_argument("--glue_dir", help="GLUE's download: GLUE_DIR/SST-2/train.tsv, ...")
+    parser.add_argument(
+        "--model",
+        required=True,
+        help="a saved AlbertBackbone, AlbertPretrainer "
+        "or AlbertClassifier (.keras); its backbone is fine-tuned",
+    )
+    parser.add_argument("--output_dir", required=True)
+    parser.add_argument(
+        "--spm_model",
+        help="SentencePiece .model (default: spm.model or the only *.model beside --model)",
+    )
+    parser.add_argument(
+        "--source",
+        choices=("tsv", "tfds"),
+        default="tsv",
+        help="tsv: --glue_dir; tfds: tensorflow_datasets glue/* (network)",
+    )
+    parser.add_argument("--max_steps", type=int, help="default: the official steps for the task")
+    parser.add_argument("--batch_size", type=int)
+    parser.add_argument("--max_seq_length", type=int)
+    parser.add_argument("--learning_rate", type=float)
+    parser.add_argument("--warmup_steps", type=int, help="default: the official warmup fraction")
+    parser.add_argument("--eval_every", type=int, help="steps between dev evaluations")
+    parser.add_argument(
+        "--patience",
+        type=int,
+        default=5,
+        help="stop after this many evaluations without improvement (0: never)",
+    )
+    parser.add_argument("--seed", type=int, default=12345)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.source == "tsv" and not args.glue_dir:
+        raise ValueError("--glue_dir is required with --source tsv")
+    summary = finetune_glue(
+        args.task,
+        args.glue_dir,
+        args.model,
+        args.output_dir,
+        spm_model=args.spm_model,
+        source=args.source,
+        max_steps=args.max_steps,
+        batch_size=args.batch_size,
+        max_seq_length=args.max_seq_length,
+        learning_rate=args.learning_rate,
+        warmup_steps=args.warmup_steps,
+        eval_every=args.eval_every,
+        patience=args.patience,
+        seed=args.seed,
+        verbose="auto",
+    )
+    scores = ", ".join(f"{k} {v:.4f}" for k, v in summary["metrics"].items())
+    print(
+        f"{summary['task']} {summary['split']} ({summary['num_examples']} examples): {scores}"
+        f" -> {args.output_dir}"
+    )
+    return 0
+
+
+def finetune_glue(
+    task: str | GlueTask,
+    glue_dir: str | os.PathLike | None,
+    model: str | os.PathLike | keras.Model,
+    output_dir: str | os.PathLike,
+    *,
+    spm_model: str | os.PathLike | None = None,
+    source: str = "tsv",
+    max_steps: int | None = None,
+    batch_size: int | None = None,
+    max_seq_length: int | None = None,
+    learning_rate: float | None = None,
+    warmup_steps: int | None = None,
+    eval_every: int | None = None,
+    patience: int = 5,
+    seed: int = 12345,
+    verbose: str | int = 0,
+) -> dict:
+    """Fine-tunes a backbone on one GLUE task; writes the model, metrics and predictions.
+
+    Args:
+        task: str or GlueTask. `"CoLA"`, `"SST-2"`, `"MRPC"`, `"STS-B"`, `"QQP"`, `"MNLI"`,
+            `"QNLI"`, `"RTE"` or `"WNLI"` (AX predictions come with MNLI).
+        glue_dir: path. GLUE's download (`GLUE_DIR/TASK/*.tsv`); tfds's data_dir for "tfds".
+        model: a `.keras` path, or a model: an `AlbertBackbone`, or a model with a `.backbone`
+            (`AlbertPretrainer`, `AlbertClassifier`). A path is loaded; a model is used in place.
+        output_dir: path. Created if needed.
+        spm_model: path. The SentencePiece model; default `spm.model` (or the only `*.model`)
+            beside a `model` path.
+        source: str. `"tsv"` (GLUE's files) or `"tfds"` (`tensorflow_datasets`, network).
+        max_steps, batch_size, max_seq_length, learning_rate: override the official defaults.
+        warmup_steps: int. Default: the official warmup fraction of `max_steps`.
+        eval_every: int. Steps between dev evaluations (default: the official checkpoint
+            interval).
+        patience: int. Evaluations without improvement before stopping; 0 never stops early.
+        seed: int. Seeds Keras (head init, dropout) and the shuffle.
+        verbose: passed to `fit` (0 silent, "auto" progress bars).
+
+    Returns:
+        dict: what `metrics.json` holds.
+
+    Example:
+    >>> finetune_glue("RTE", "glue_data", "run/model.keras", "out/rte")   # doctest: +SKIP
+    {'task': 'RTE', 'split': 'dev', 'num_examples': 277, 'metrics': {'accuracy': 0.7...}, ...}
+    """
+    started = time.time()
+    task = _trainable_task(task)
+    # Seeds the head's initializer and dropout. First: seeding clears TF's kernel cache, which
+    # would drop the SentencePiece op's resource of an encoder made before it.
+    keras.utils.set_random_seed(seed)
+    settings = _settings(task, max_steps, batch_size, max_seq_length, learning_rate,
+                         warmup_steps, eval_every, patience, seed)  # fmt: skip
+    read = _reader(source, glue_dir)
+    train = read(task, "train")
+    devs = {split: read(task, split) for split in task.dev_splits}
+    backbone, model_name = _load_backbone(model)
+    spm_path = _find_spm_model(model, spm_model)
+    encoder = GlueEncoder(spm_path, settings["max_seq_length"])
+    _check_compatible(backbone, encoder, settings["max_seq_length"], spm_path)
+    output_dir = pathlib.Path(output_dir)
+    output_dir.mkdir(parents=True, exist_ok=True)
+
+    classifier = AlbertClassifier(backbone, num_classes=task.num_classes, dropout=0.1)
+    schedule = WarmupLinearDecay(
+        settings["learning_rate"], settings["warmup_steps"], settings["max_steps"]
+    )
+    classifier.compile(optimizer=_adam_weight_decay(classifier, schedule))
+    dev_inputs = {
+        split: glue_dataset(dev, encoder, settings["batch_size"], with_labels=False)
+        for split, dev in devs.items()
+    }
+    train_data = glue_dataset(train, encoder, settings["batch_size"], training=True, seed=seed)
+    history, steps_trained = _fit(
+        classifier, task, train_data, dev_inputs, devs, settings, output_dir, verbose
+    )
+
+    summary = {"task": task.name}
+    files = {"model": "model.keras", "dev_predictions": [], "submission": []}
+    for split, dev in devs.items():
+        predictions = task.predictions(classifier.predict(dev_inputs[split], verbose=0))
+        entry = {
+            "split": split,
+            "num_examples": len(dev),
+            "metrics": glue_metrics(task, dev.labels, predictions),
+        }
+        if split == task.dev_splits[0]:
+            summary.update(entry)
+        else:  # MNLI's mismatched dev
+            summary.setdefault("other_splits", {})[split] = entry
+        stem = task.test_splits[split.replace("dev", "test")]
+        write_submission(output_dir / "dev_predictions" / f"{stem}.tsv", task, dev.index,
+                         predictions)  # fmt: skip
+        files["dev_predictions"].append(f"dev_predictions/{stem}.tsv")
+    skipped = []
+    for split, stem, predicted_task in _test_splits(task):
+        try:
+            test = read(predicted_task, split)
+        except FileNotFoundError as error:  # GLUE_DIR without test files: dev only
+            skipped.append(f"{stem}: {error}")
+            continue
+        inputs = glue_dataset(test, encoder, settings["batch_size"], with_labels=False)
+        predictions = predicted_task.predictions(classifier.predict(inputs, verbose=0))
+        write_submission(output_dir / "submission" / f"{stem}.tsv", predicted_task, test.index,
+                         predictions)  # fmt: skip
+        files["submission"].append(f"submission/{stem}.tsv")
+    _save_model(classifier, output_dir / "model.keras")
+
+    best = max(history, key=lambda h: _finite(h[task.main_metric]))
+    summary.update(
+        {
+            "best_step": best["step"],
+            "steps_trained": steps_trained,
+            "stopped_early": steps_trained < settings["max_steps"],
+            "history": history,
+            "hyperparameters": settings,
+            "model": model_name,
+            "spm_model": str(spm_path),
+            "train_examples": len(train),
+            "files": files,
+            "skipped": skipped,
+            "wall_seconds": round(time.time() - started, 1),
+        }
+    )
+    _write_json(output_dir / "metrics.json", summary)
+    return summary
+
+
+def _fit(classifier, task, train_data, dev_inputs, devs, settings, output_dir, verbose):
+    """Trains `max_steps` steps (or until early stopping), scoring the first dev split every
+    `eval_every` steps; leaves the classifier with the best-scoring weights. Returns the
+    scores and the number of steps trained.
+    """
+    first = task.dev_splits[0]
+    evaluation = GlueEvaluation(task, dev_inputs[first], devs[first].labels)
+    monitor = f"val_{task.main_metric}"
+    checkpoint_dir = output_dir / "checkpoints"
+    best_path = checkpoint_dir / "best.weights.h5"
+    checkpoint_dir.mkdir(exist_ok=True)
+    callbacks = [
+        _StopAtStep(settings["max_steps"]),
+        evaluation,  # before the two below: they read the val_* it adds to the logs
+        keras.callbacks.ModelCheckpoint(
+            best_path, monitor=monitor, mode="max", save_best_only=True, save_weights_only=True
+        ),
+    ]
+    if settings["patience"]:
+        callbacks.append(
+            keras.callbacks.EarlyStopping(
+                monitor=monitor, mode="max", patience=settings["patience"]
+            )
+        )
+    classifier.fit(
+        train_data,
+        steps_per_epoch=settings["eval_every"],
+        epochs=math.ceil(settings["max_steps"] / settings["eval_every"]),
+        callbacks=callbacks,
+        shuffle=False,  # glue_dataset shuffles, seeded
+        verbose=verbose,
+    )
+    steps_trained = int(keras.ops.convert_to_numpy(classifier.optimizer.iterations))
+    # A weights file, loaded in place: the compiled predict function is reused. (It holds the
+    # optimizer's state too, hence the step count read above.)
+    if best_path.exists():
+        classifier.load_weights(best_path)
+    shutil.rmtree(checkpoint_dir, ignore_errors=True)
+    return evaluation.history, steps_trained
+
+
+class _StopAtStep(keras.callbacks.Callback):
+    """Ends `fit` after exactly `max_steps` updates (the last "epoch" may be cut short)."""
+
+    def __init__(self, max_steps: int):
+        super().__init__()
+        self.max_steps = max_steps
+
+    def on_train_batch_end(self, batch, logs=None):
+        if int(keras.ops.convert_to_numpy(self.model.optimizer.iterations)) >= self.max_steps:
+            self.model.stop_training = True
+
+
+def _settings(task, max_steps, batch_size, max_seq_length, learning_rate, warmup_steps,
+              eval_every, patience, seed) -> dict:  # fmt: skip
+    """The run's hyperparameters: the official ones for `task`, unless given."""
+
+    def given(value, default):
+        return default if value is None else value
+
+    steps = given(max_steps, task.train_steps)
+    settings = {
+        "max_steps": steps,
+        "batch_size": given(batch_size, task.batch_size),
+        "max_seq_length": given(max_seq_length, task.max_seq_length),
+        "learning_rate": given(learning_rate, task.learning_rate),
+        # A shorter run keeps the official warmup fraction.
+        "warmup_steps": given(warmup_steps, round(task.warmup_steps * steps / task.train_steps)),
+        "eval_every": min(given(eval_every, task.eval_every), steps),
+        "patience": patience,
+        "seed": seed,
+        "classifier_dropout": 0.1,
+        "weight_decay": 0.01,
+    }
+    for name in ("max_steps", "batch_size", "max_seq_length", "eval_every"):
+        if settings[name] <= 0:
+            raise ValueError(f"--{name} must be positive, got {settings[name]}")
+    for name in ("learning_rate", "warmup_steps", "patience"):
+        if settings[name] < 0:
+            raise ValueError(f"--{name} must be >= 0, got {settings[name]}")
+    return settings
+
+
+def _trainable_task(name) -> GlueTask:
+    task = get_glue_task(name)
+    if not task.trainable:
+        raise ValueError(
+            f"{task.name} is prediction-only: fine-tune MNLI, which also writes "
+            "submission/AX.tsv when GLUE_DIR/diagnostic/diagnostic.tsv exists"
+        )
+    return task
+
+
+def _reader(source: str, glue_dir):
+    if source == "tsv":
+        if glue_dir is None:
+            raise ValueError("glue_dir is required with source='tsv'")
+        if not pathlib.Path(glue_dir).is_dir():
+            raise FileNotFoundError(f"{glue_dir}: --glue_dir not found")
+        return lambda task, split: read_glue_tsv(glue_dir, task, split)
+    if source == "tfds":
+        return lambda task, split: read_glue_tfds(task, split, data_dir=glue_dir)
+    raise ValueError(f"source={source!r}: choose 'tsv' or 'tfds'")
+
+
+def _test_splits(task: GlueTask):
+    """(split, submission stem, task) for each test file to predict, AX included for MNLI."""
+    for split, stem in task.test_splits.items():
+        yield split, stem, task
+    if task.diagnostic:
+        diagnostic = get_glue_task(task.diagnostic)
+        for split, stem in diagnostic.test_splits.items():
+            yield split, stem, diagnostic
+
+
+def _load_backbone(model) -> tuple[AlbertBackbone, str]:
+    if isinstance(model, keras.Model):
+        loaded, name = model, type(model).__name__
+    else:
+        path = pathlib.Path(model)
+        if not path.is_file():
+            raise FileNotFoundError(f"{path}: --model not found")
+        try:
+            loaded = keras.saving.load_model(path, compile=False)
+        # Keras raises any of these for a file that is not a .keras archive of known classes.
+        except (
+            ValueError,
+            TypeError,
+            KeyError,
+            OSError,
+            RuntimeError,
+            zipfile.BadZipFile,
+        ) as error:
+            reason = str(error).strip().splitlines()[0] if str(error).strip() else ""
+            raise ValueError(
+                f"{path}: not a loadable .keras model ({type(error).__name__}: {reason[:200]})"
+            ) from None
+        name = str(path)
+    backbone = loaded if isinstance(loaded, AlbertBackbone) else getattr(loaded, "backbone", None)
+    if not isinstance(backbone, AlbertBackbone):
+        # ValueError, not TypeError: the CLI reports ValueErrors as one-line errors.
+        raise ValueError(  # noqa: TRY004
+            f"{name}: a {type(loaded).__name__}, not an AlbertBackbone, "
+            "AlbertPretrainer or AlbertClassifier"
+        )
+    return backbone, name
+
+
+def _find_spm_model(model, spm_model) -> pathlib.Path:
+    if spm_model is not None:
+        path = pathlib.Path(spm_model)
+        if not path.is_file():
+            raise FileNotFoundError(f"{path}: --spm_model not found")
+        return path
+    if isinstance(model, keras.Model):
+        raise ValueError("spm_model is required with an in-memory model")  # noqa: TRY004
+    folder = pathlib.Path(model).parent
+    if (folder / "spm.model").is_file():
+        return folder / "spm.model"
+    candidates = sorted(folder.glob("*.model"))
+    if len(candidates) == 1:
+        return candidates[0]
+    found = f" (found {len(candidates)} *.model files)" if candidates else ""
+    raise ValueError(f"no SentencePiece model beside {model}{found}: pass --spm_model")
+
+
+def _check_compatible(backbone, encoder: GlueEncoder, max_seq_length: int, spm_path) -> None:
+    config = backbone.get_config()
+    if encoder.vocabulary_size > config["vocabulary_size"]:
+        raise ValueError(
+            f"{spm_path}: {encoder.vocabulary_size} pieces, but the model embeds "
+            f"only {config['vocabulary_size']} tokens (wrong --spm_model?)"
+        )
+    if max_seq_length > config["max_sequence_length"]:
+        raise ValueError(
+            f"--max_seq_length {max_seq_length} exceeds the model's "
+            f"{config['max_sequence_length']} positions"
+        )
+
+
+def _adam_weight_decay(model: keras.Model, schedule) -> keras.optimizers.Optimizer:
+    """AdamW as the official `AdamWeightDecayOptimizer`: beta 0.9 / 0.999, epsilon 1e-6, decay
+    0.01 added to the update (scaled by the learning rate), none on LayerNorm weights or biases
+    (the official pattern list, searched in variable paths, plus LayerNorm's gamma / beta names),
+    gradients clipped to global norm 1.0. One difference: Keras's Adam corrects the moments'
+    bias, the official optimizer does not (larger steps over the first ~1,000 updates there).
+    """
+    optimizer = keras.optimizers.AdamW(
+        learning_rate=schedule,
+        weight_decay=0.01,
+        beta_1=0.9,
+        beta_2=0.999,
+        epsilon=1e-6,
+        global_clipnorm=1.0,
+    )
+    excluded = [
+        variable
+        for variable in model.trainable_variables
+        if variable.name in ("gamma", "beta")
+        or any(re.search(pattern, variable.path) for pattern in OFFICIAL_EXCLUSIONS)
+    ]
+    optimizer.exclude_from_weight_decay(var_list=excluded)
+    return optimizer
+
+
+def _save_model(model: keras.Model, path: pathlib.Path) -> None:
+    """Saves under a temporary name, then renames: `path` is never half-written."""
+    temporary = path.with_name(path.stem + ".tmp.keras")
+    model.save(temporary)
+    os.replace(temporary, path)
+
+
+def _finite(value: float) -> float:
+    return -math.inf if math.isnan(value) else value
+
+
+def _write_json(path: pathlib.Path, data: dict) -> None:
+    temporary = path.with_name(path.name + ".tmp")
+    temporary.write_text(json.dumps(_json_safe(data), indent=2, allow_nan=False) + "\n")
+    os.replace(temporary, path)
+
+
+def _json_safe(value):
+    """NumPy scalars to Python; NaN / inf (undefined correlations) to null: strict JSON."""
+    if isinstance(value, dict):
+        return {key: _json_safe(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_safe(item) for item in value]
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value

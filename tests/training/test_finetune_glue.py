@@ -1,0 +1,220 @@
+"""`albert-keras finetune-glue` end to end on ../shared/data/glue with a tiny model."""
+
+import csv
+import json
+
+import keras
+import numpy as np
+import pytest
+
+import albert_keras as ak
+from albert_keras import cli
+from albert_keras.glue import read_glue_tsv
+from albert_keras.training import finetune_glue as job
+
+SPM = "vocab/30k-clean.reconstructed.model"
+
+
+def _tiny_backbone():
+    # L2 H64 E32 over the 30k release vocabulary: trains a few hundred steps in seconds.
+    return ak.AlbertBackbone(
+        vocabulary_size=30000,
+        num_layers=2,
+        num_heads=2,
+        embedding_dim=32,
+        hidden_dim=64,
+        intermediate_dim=128,
+        max_sequence_length=64,
+    )
+
+
+def _read_tsv(path):
+    with open(path, newline="", encoding="utf-8") as f:
+        return list(csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE))
+
+
+@pytest.fixture(scope="module")
+def saved_model(tmp_path_factory, shared_data):
+    """A saved tiny backbone with the release SentencePiece model beside it (as spm.model)."""
+    folder = tmp_path_factory.mktemp("model")
+    _tiny_backbone().save(folder / "backbone.keras")
+    (folder / "spm.model").symlink_to(shared_data / SPM)
+    return folder / "backbone.keras"
+
+
+@pytest.fixture(scope="module")
+def glue_dir(tmp_path_factory, shared_data):
+    """GLUE's layout: the real SST-2 train/dev, plus a small test file in GLUE's test format."""
+    root = tmp_path_factory.mktemp("glue")
+    (root / "SST-2").mkdir()
+    for split in ("train", "dev"):
+        (root / "SST-2" / f"{split}.tsv").symlink_to(
+            shared_data / "glue" / "SST-2" / f"{split}.tsv"
+        )
+    sentences = ["a gorgeous , witty , seductive movie .", "dull and lifeless .", "it 's fine ."]
+    rows = [f"{i}\t{s}" for i, s in enumerate(sentences)]
+    (root / "SST-2" / "test.tsv").write_text("index\tsentence\n" + "\n".join(rows) + "\n")
+    return root
+
+
+@pytest.fixture(scope="module")
+def sst2_run(saved_model, glue_dir, tmp_path_factory):
+    out = tmp_path_factory.mktemp("sst2")
+    argv = ["finetune-glue", "--task", "SST-2", "--glue_dir", str(glue_dir),
+            "--model", str(saved_model), "--output_dir", str(out), "--max_steps", "200",
+            "--batch_size", "32", "--max_seq_length", "64", "--learning_rate", "1e-3",
+            "--eval_every", "100", "--seed", "1"]  # fmt: skip
+    assert cli.main(argv) == 0
+    return out
+
+
+def test_tiny_model_beats_the_majority_class_on_sst2_dev(sst2_run, glue_dir):
+    summary = json.loads((sst2_run / "metrics.json").read_text())
+    dev = read_glue_tsv(glue_dir, "SST-2", "dev")
+    majority = max(dev.label_counts().values()) / len(dev)  # 444 / 872 = 0.509
+    assert (summary["task"], summary["split"], summary["num_examples"]) == ("SST-2", "dev", 872)
+    assert summary["metrics"]["accuracy"] > majority + 0.1
+    assert summary["steps_trained"] == 200 and not summary["stopped_early"]
+    assert [h["step"] for h in summary["history"]] == [100, 200]
+    # metrics.json scores the reloaded best checkpoint: the same number as during training.
+    best = max(summary["history"], key=lambda h: h["accuracy"])
+    assert summary["best_step"] == best["step"]
+    assert summary["metrics"]["accuracy"] == pytest.approx(best["accuracy"], abs=1e-9)
+    assert summary["hyperparameters"]["warmup_steps"] == round(1256 * 200 / 20935)  # official share
+
+    # The dev prediction file is GLUE's format and gives the reported accuracy.
+    rows = _read_tsv(sst2_run / "dev_predictions" / "SST-2.tsv")
+    assert rows[0] == ["index", "prediction"] and len(rows) == 873
+    assert [r[0] for r in rows[1:]] == [str(i) for i in range(872)]
+    predicted = np.array([int(r[1]) for r in rows[1:]])
+    assert np.mean(predicted == dev.labels) == pytest.approx(summary["metrics"]["accuracy"])
+    # The submission file covers the test file's index column.
+    submission = _read_tsv(sst2_run / "submission" / "SST-2.tsv")
+    assert submission[0] == ["index", "prediction"]
+    assert [r[0] for r in submission[1:]] == ["0", "1", "2"]
+    assert {r[1] for r in submission[1:]} <= {"0", "1"}
+    assert sorted(p.name for p in sst2_run.iterdir()) == [
+        "dev_predictions", "metrics.json", "model.keras", "submission",
+    ]  # fmt: skip
+
+
+def test_saved_classifier_reloads_and_reproduces_the_predictions(sst2_run, glue_dir, shared_data):
+    model = keras.saving.load_model(sst2_run / "model.keras")  # no custom_objects
+    assert isinstance(model, ak.AlbertClassifier) and model.num_classes == 2
+    dev = read_glue_tsv(glue_dir, "SST-2", "dev")
+    encoder = ak.glue.GlueEncoder(shared_data / SPM, 64)
+    inputs = encoder(dev.text_a[:64])
+    predicted = model.predict(inputs, verbose=0).argmax(-1)
+    rows = _read_tsv(sst2_run / "dev_predictions" / "SST-2.tsv")[1:65]
+    assert predicted.tolist() == [int(r[1]) for r in rows]
+
+
+MNLI_COLUMNS = ["index", "promptID", "pairID", "genre", "s1_binary_parse", "s2_binary_parse",
+                "s1_parse", "s2_parse", "sentence1", "sentence2"]  # fmt: skip
+PAIRS = [
+    ("A man plays a guitar.", "A man plays music.", "entailment"),
+    ("A man plays a guitar.", "A woman sleeps.", "contradiction"),
+    ("A child runs in a park.", "The child is happy.", "neutral"),
+]
+
+
+def _mnli_glue_dir(root):
+    """GLUE's MNLI layout (train 12 columns, dev 16, test 10) and the AX diagnostic file."""
+    (root / "MNLI").mkdir(parents=True)
+    (root / "diagnostic").mkdir()
+
+    def write(name, header_extra, rows, labelled):
+        lines = ["\t".join(MNLI_COLUMNS + header_extra)]
+        for i in range(rows):
+            a, b, label = PAIRS[i % 3]
+            labels = [label] * len(header_extra) if labelled else []
+            lines.append(
+                "\t".join([str(i), "1", "2", "fiction", "(", "(", "(", "(", a, b, *labels])
+            )
+        (root / "MNLI" / name).write_text("\n".join(lines) + "\n")
+
+    write("train.tsv", ["label1", "gold_label"], 24, True)
+    dev_labels = ["label1", "label2", "label3", "label4", "label5", "gold_label"]
+    write("dev_matched.tsv", dev_labels, 9, True)
+    write("dev_mismatched.tsv", dev_labels, 6, True)
+    write("test_matched.tsv", [], 4, False)
+    write("test_mismatched.tsv", [], 5, False)
+    rows = ["index\tsentence1\tsentence2"] + [f"{i}\t{a}\t{b}" for i, (a, b, _) in enumerate(PAIRS)]
+    (root / "diagnostic" / "diagnostic.tsv").write_text("\n".join(rows) + "\n")
+
+
+def test_mnli_with_early_stopping_through_the_python_api(tmp_path, shared_data):
+    _mnli_glue_dir(tmp_path / "glue")
+    # A learning rate of 0 leaves the weights as they are, so the dev score never improves:
+    # with patience 1 training stops at the second evaluation.
+    out = tmp_path / "out"
+    summary = job.finetune_glue(
+        "MNLI", tmp_path / "glue", _tiny_backbone(), out, spm_model=shared_data / SPM,
+        max_steps=40, batch_size=4, max_seq_length=16, learning_rate=0.0, eval_every=2,
+        patience=1, seed=0,
+    )  # fmt: skip
+    assert summary["stopped_early"] and summary["steps_trained"] == 4
+    assert [h["step"] for h in summary["history"]] == [2, 4] and summary["best_step"] == 2
+    assert summary["history"][0]["accuracy"] == summary["history"][1]["accuracy"]
+    assert (summary["split"], summary["num_examples"], summary["train_examples"]) == (
+        "dev_matched", 9, 24,
+    )  # fmt: skip
+    mismatched = summary["other_splits"]["dev_mismatched"]
+    assert mismatched["num_examples"] == 6 and set(mismatched["metrics"]) == {"accuracy"}
+    assert json.loads((out / "metrics.json").read_text())["best_step"] == 2
+
+    nli = {"entailment", "neutral", "contradiction"}
+    for path, rows in [("dev_predictions/MNLI-m.tsv", 9), ("dev_predictions/MNLI-mm.tsv", 6),
+                       ("submission/MNLI-m.tsv", 4), ("submission/MNLI-mm.tsv", 5),
+                       ("submission/AX.tsv", 3)]:  # fmt: skip
+        table = _read_tsv(out / path)
+        assert table[0] == ["index", "prediction"] and len(table) == rows + 1, path
+        assert [r[0] for r in table[1:]] == [str(i) for i in range(rows)]
+        assert {r[1] for r in table[1:]} <= nli
+    # The matched accuracy is the dev prediction file's.
+    predicted = [r[1] for r in _read_tsv(out / "dev_predictions/MNLI-m.tsv")[1:]]
+    truth = [PAIRS[i % 3][2] for i in range(9)]
+    accuracy = np.mean([p == t for p, t in zip(predicted, truth)])
+    assert summary["metrics"]["accuracy"] == pytest.approx(accuracy)
+
+
+def test_weight_decay_skips_layer_norm_and_biases():
+    classifier = ak.AlbertClassifier(_tiny_backbone(), num_classes=3)
+    optimizer = job._adam_weight_decay(classifier, 1e-3)
+    decayed = {v.path for v in classifier.trainable_variables if optimizer._use_weight_decay(v)}
+    for variable in classifier.trainable_variables:
+        skip = variable.name in ("gamma", "beta", "bias")
+        assert (variable.path in decayed) != skip, variable.path
+    assert any(v.name == "kernel" for v in classifier.trainable_variables)
+
+
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["--task", "SQuAD"], "unknown GLUE task 'SQuAD'"),
+        (["--task", "AX"], "AX is prediction-only: fine-tune MNLI"),
+        (["--glue_dir", "{tmp}/nowhere"], "nowhere: --glue_dir not found"),
+        (["--task", "CoLA"], "no CoLA folder"),
+        (["--model", "{tmp}/missing.keras"], "missing.keras: --model not found"),
+        (["--model", "{tmp}/junk.keras"], "junk.keras: not a loadable .keras model"),
+        (["--model", "{tmp}/dense.keras"], "dense.keras: a Sequential, not an AlbertBackbone"),
+        (["--model", "{tmp}/lonely/backbone.keras"], "no SentencePiece model beside"),
+        (["--spm_model", "{tmp}/junk.keras"], "junk.keras: not a usable ALBERT SentencePiece"),
+        (["--max_seq_length", "128"], "--max_seq_length 128 exceeds the model's 64 positions"),
+        (["--batch_size", "-4"], "--batch_size must be positive"),
+    ],
+)
+def test_bad_inputs_exit_2_with_one_line(args, message, tmp_path, saved_model, glue_dir, capsys):
+    (tmp_path / "junk.keras").write_text("not a zip")
+    keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)]).save(tmp_path / "dense.keras")
+    (tmp_path / "lonely").mkdir()
+    (tmp_path / "lonely" / "backbone.keras").symlink_to(saved_model)
+    base = {"--task": "SST-2", "--glue_dir": str(glue_dir), "--model": str(saved_model),
+            "--output_dir": str(tmp_path / "out"), "--max_seq_length": "64"}  # fmt: skip
+    given = dict(zip(args[::2], (a.format(tmp=tmp_path) for a in args[1::2])))
+    argv = ["finetune-glue"] + [x for item in {**base, **given}.items() for x in item]
+    assert cli.main(argv) == 2
+    error = capsys.readouterr().err.strip()
+    assert error.startswith("albert-keras finetune-glue: error: ") and "\n" not in error
+    assert message in error
+    assert not (tmp_path / "out" / "model.keras").exists()
