@@ -135,7 +135,9 @@ class AlbertBackbone(keras.Model):
 
         Args:
             preset: str. One of `AlbertBackbone.presets`: `albert_base`, `albert_large`,
-                `albert_xlarge`, `albert_xxlarge`, `bert_base`, `bert_large`.
+                `albert_xlarge`, `albert_xxlarge` (official v2 configs, no dropout), `bert_base`,
+                `bert_large` (E == H, `sharing="none"`, dropout 0.1, and V = 30000: the paper's
+                BERT baselines used ALBERT's SentencePiece vocabulary, not BERT's 30,522).
             **kwargs: constructor arguments that override the preset's (e.g. `dropout=0.1`).
 
         Example:

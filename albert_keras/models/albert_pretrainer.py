@@ -77,10 +77,13 @@ class AlbertPretrainer(keras.Model):
             self.sentence_accuracy = keras.metrics.SparseCategoricalAccuracy(
                 name="sentence_accuracy"
             )
+        # The heads' shapes are known now, so build at once: `summary()` and `count_params()`
+        # work before the first batch, as they do for the functional backbone.
+        self.build()
 
     def build(self, input_shape=None):
         # The heads' shapes follow from the (already built) backbone, not from the batch.
-        self.mlm_head.build((None, None, self.backbone.hidden_dim))
+        self.mlm_head.build((None, None, self.backbone.hidden_dim), (None, None))
         if self.sentence_head is not None:
             self.sentence_head.build((None, self.backbone.hidden_dim))
         self.built = True

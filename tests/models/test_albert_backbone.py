@@ -77,6 +77,16 @@ def test_outputs_and_padding_invariance(tiny_config):
     np.testing.assert_allclose(longer["pooled_output"], outputs["pooled_output"], atol=1e-5)
 
 
+def test_dropout_reaches_every_layer_only_in_training(tiny_config, backbone_inputs):
+    backbone = ak.AlbertBackbone(**tiny_config, dropout=0.1)
+    inference = backbone(backbone_inputs)["sequence_output"]
+    np.testing.assert_array_equal(
+        backbone(backbone_inputs, training=False)["sequence_output"], inference
+    )
+    training = backbone(backbone_inputs, training=True)["sequence_output"]
+    assert not np.allclose(training, inference, atol=1e-3)
+
+
 def test_save_load_round_trip(tmp_path, tiny_config, backbone_inputs):
     backbone = ak.AlbertBackbone(**tiny_config, num_groups=2, sharing="ffn", dropout=0.1)
     path = tmp_path / "backbone.keras"

@@ -62,8 +62,9 @@ def test_outputs_from_record_features(pretrainer, pretraining_batch):
     )
 
 
-def test_mlm_output_is_tied_to_the_token_embedding(pretrainer, pretraining_batch):
-    pretrainer(pretraining_batch)
+def test_mlm_output_is_tied_to_the_token_embedding(pretrainer):
+    # Built at construction: counts and summary() need no batch.
+    pretrainer.summary(print_fn=lambda *args, **kwargs: None)
     assert pretrainer.mlm_head.token_embedding is pretrainer.backbone.token_embedding
     # Only the head's Dense H->E, LayerNorm(E), output bias(V) and Dense(2) are new weights.
     head = (16 * 8 + 8) + 2 * 8 + 100 + (16 * 2 + 2)
@@ -82,12 +83,11 @@ def test_evaluate_reports_the_official_losses(pretrainer, pretraining_batch):
 def test_fit_on_a_dataset_of_dicts_lowers_the_loss(pretrainer, pretraining_batch):
     before = _expected_losses(pretraining_batch, pretrainer.predict(pretraining_batch, verbose=0))
     pretrainer.compile(optimizer=keras.optimizers.Adam(1e-2))
-    dataset = tf.data.Dataset.from_tensors(pretraining_batch)  # feature dicts, no y
-    history = pretrainer.fit(dataset, epochs=12, verbose=0).history
+    dataset = tf.data.Dataset.from_tensors(pretraining_batch).repeat(12)  # feature dicts, no y
+    history = pretrainer.fit(dataset, verbose=0).history
     assert set(history) == METRICS
     after = _expected_losses(pretraining_batch, pretrainer.predict(pretraining_batch, verbose=0))
     assert after["loss"] < 0.75 * before["loss"]
-    assert history["loss"][-1] < history["loss"][0]
 
 
 def test_no_sentence_objective_means_mlm_only(tiny_config, pretraining_batch):
