@@ -91,16 +91,21 @@ def mask_ngrams(
     >>> batch.masked_lm_weights.sum(axis=1)  # == batch.num_to_predict where words allow
     """
     num_examples = input_ids.shape[0]
-    real = input_mask.astype(bool)
-    candidate = real & ~np.isin(input_ids, special_ids)
+    real = input_mask != 0
+    candidate = real.copy()
+    for special in special_ids:
+        candidate &= input_ids != special
+    # Everything below works on the candidate tokens only, listed row by row (row-major).
+    token_row, token_column = np.nonzero(candidate)
     # A word starts at a candidate with boundary 1, and at a row's first candidate whatever it is.
-    first = candidate & (np.cumsum(candidate, axis=1) == 1)
-    word_start = candidate & (token_boundary.astype(bool) | first)
-    word_of_token = np.cumsum(word_start, axis=1) - 1
-    num_words = word_start.sum(axis=1)
+    starts = token_boundary[token_row, token_column] != 0
+    starts[1:] |= token_row[1:] != token_row[:-1]
+    starts[:1] = True
+    num_words = np.bincount(token_row[starts], minlength=num_examples)
+    first_word = np.cumsum(num_words) - num_words
+    word_of_token = np.cumsum(starts) - 1 - first_word[token_row]
     max_words = int(num_words.max(initial=0))
-    rows = np.broadcast_to(np.arange(num_examples)[:, None], input_ids.shape)
-    flat_word = rows[candidate] * max_words + word_of_token[candidate]
+    flat_word = token_row * max_words + word_of_token
     word_length = np.bincount(flat_word, minlength=num_examples * max_words)
     # word_end[r, w] = tokens in the first w words of row r, so a span's size is a difference.
     word_end = np.zeros((num_examples, max_words + 1), np.int64)
@@ -114,11 +119,10 @@ def mask_ngrams(
         rng, num_words, word_end, budget, ngram, max_predictions_per_seq
     )
 
-    # Token level: a candidate token is masked when its word is; positions in row-major order
-    # come out sorted, as the official code sorts its masked_lms.
-    masked = candidate.copy()
-    masked[candidate] = covered[rows[candidate], word_of_token[candidate]]
-    row, position = np.nonzero(masked)
+    # Token level: a candidate token is masked when its word is; in row-major order the
+    # positions come out sorted, as the official code sorts its masked_lms.
+    masked = covered.reshape(-1)[flat_word] if max_words else np.zeros(0, bool)
+    row, position = token_row[masked], token_column[masked]
     counts = np.bincount(row, minlength=num_examples)
     slot = np.arange(row.size) - np.repeat(np.cumsum(counts) - counts, counts)
     shape = (num_examples, max_predictions_per_seq)

@@ -138,7 +138,8 @@ def _masked_records(config, encoder, tokens, pairs, rng, stats) -> bytes:
         "masked_lm_weights": masked.masked_lm_weights,
         "next_sentence_labels": pairs.label[:, None],
     }
-    records = serialize_examples({name: values[order] for name, values in features.items()})
+    records = serialize_examples(features)
+    records = [records[i] for i in order.tolist()]
 
     real_lengths = packed.input_mask.sum(axis=1)
     masked_counts = masked.masked_lm_weights.sum(axis=1).astype(np.int64)

@@ -18,6 +18,7 @@ import functools
 import json
 import os
 import struct
+from itertools import chain
 
 import numpy as np
 
@@ -44,39 +45,61 @@ def serialize_examples(features: dict[str, np.ndarray]) -> list[bytes]:
     >>> records = serialize_examples({"input_ids": np.array([[2, 57, 3]])})
     >>> tf.io.parse_single_example(records[0], {"input_ids": tf.io.FixedLenFeature([3], tf.int64)})
     """
-    columns = []
+    num_rows = len(next(iter(features.values())))
+    columns = []  # each a list of num_rows bytes; an example is one of each, joined
+    fixed = []  # consecutive fixed-width features, as one (num_rows, width) uint8 block
+    body_length = np.zeros(num_rows, np.int64)
     for name, values in features.items():
         values = np.asarray(values)
-        if values.ndim != 2:
-            raise ValueError(f"feature {name!r} has shape {values.shape}; expected (N, length)")
+        if values.ndim != 2 or len(values) != num_rows:
+            raise ValueError(f"feature {name!r} has shape {values.shape}; expected ({num_rows}, L)")
         if values.dtype.kind == "f":
-            flat = np.ascontiguousarray(values, dtype="<f4")
-            payload, lengths = flat.tobytes(), np.full(len(values), 4 * values.shape[1])
+            payload = np.ascontiguousarray(values, dtype="<f4").tobytes()
+            lengths = np.full(num_rows, 4 * values.shape[1])
             kind = "float"
         else:
             if values.size and values.min() < 0:
                 raise ValueError(f"feature {name!r} holds negative values")
             payload, lengths = _varints(values)
             kind = "int"
+        if num_rows and lengths.min() == lengths.max():
+            # Same bytes count in every row: header and values go in by NumPy, not per row.
+            header = np.frombuffer(_feature_header(name, kind, int(lengths[0])), np.uint8)
+            rows = np.frombuffer(payload, np.uint8).reshape(num_rows, -1)
+            fixed += [np.broadcast_to(header, (num_rows, header.size)), rows]
+            body_length += header.size + rows.shape[1]
+            continue
+        if fixed:
+            columns.append(_split_rows(np.concatenate(fixed, axis=1)))
+            fixed = []
+        headers = {n: _feature_header(name, kind, n) for n in np.unique(lengths).tolist()}
+        columns.append([headers[n] for n in lengths.tolist()])
+        body_length += np.fromiter(map(len, columns[-1]), np.int64, num_rows) + lengths
         ends = np.cumsum(lengths).tolist()
-        starts = [0] + ends[:-1]
-        columns.append([_feature_header(name, kind, n) for n in lengths.tolist()])
-        columns.append([payload[a:b] for a, b in zip(starts, ends)])
-    bodies = [b"".join(parts) for parts in zip(*columns)]
+        columns.append([payload[a:b] for a, b in zip([0] + ends[:-1], ends)])
+    if fixed:
+        columns.append(_split_rows(np.concatenate(fixed, axis=1)))
     # Example.features = 1, a length-delimited field.
-    return [b"\x0a" + _varint(len(body)) + body for body in bodies]
+    prefixes = {n: b"\x0a" + _varint(n) for n in np.unique(body_length).tolist()}
+    columns.insert(0, [prefixes[n] for n in body_length.tolist()])
+    return [b"".join(parts) for parts in zip(*columns)]
 
 
 def frame_records(records: list[bytes]) -> bytes:
     """TFRecord framing: length, masked CRC of the length, data, masked CRC of the data."""
-    lengths = [struct.pack("<Q", len(r)) for r in records]
-    length_crcs = _masked_crcs(lengths)
-    data_crcs = _masked_crcs(records)
-    pack = struct.Struct("<I").pack
-    return b"".join(
-        b"".join((n, pack(n_crc), r, pack(r_crc)))
-        for n, n_crc, r, r_crc in zip(lengths, length_crcs, records, data_crcs)
-    )
+    lengths = [len(r) for r in records]
+    heads = {}
+    for n in set(lengths):
+        length = struct.pack("<Q", n)
+        heads[n] = length + struct.pack("<I", _masked_crcs([length])[0])
+    crcs = np.array(_masked_crcs(records), np.uint32).astype("<u4").tobytes()
+    tails = [crcs[i : i + 4] for i in range(0, len(crcs), 4)]
+    return b"".join(chain.from_iterable(zip([heads[n] for n in lengths], records, tails)))
+
+
+def _split_rows(block: np.ndarray) -> list[bytes]:
+    data, width = block.tobytes(), block.shape[1]
+    return [data[i : i + width] for i in range(0, len(data), width)]
 
 
 def partial_path(path: str) -> str:
@@ -203,8 +226,8 @@ def _varints(values: np.ndarray) -> tuple[bytes, np.ndarray]:
 
 
 def _masked_crcs(chunks: list[bytes]) -> list[int]:
-    crcs = _crc32c(chunks)
-    return [(((c >> 15) | (c << 17)) + _CRC_MASK_DELTA) & 0xFFFFFFFF for c in crcs]
+    crcs = np.array(_crc32c(chunks), np.uint64)
+    return ((((crcs >> 15) | (crcs << 17)) + _CRC_MASK_DELTA) & 0xFFFFFFFF).tolist()
 
 
 def _crc32c(chunks: list[bytes]) -> list[int]:
