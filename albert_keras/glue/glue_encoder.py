@@ -19,8 +19,9 @@ class GlueEncoder:
     3. `keras_hub.layers.MultiSegmentPacker` with `truncate="round_robin"`: `[CLS] a [SEP]`
        (segment 0) `b [SEP]` (segment 1), padded with `<pad>` to `sequence_length`. Round-robin
        trimming keeps the same tokens as the official `_truncate_seq_pair` (pop from the longer
-       segment, from b on a tie): both leave min(len, budget // 2)-style shares, a getting the
-       odd token; `tests/glue/test_glue_encoder.py` checks it against that loop.
+       segment, from b on a tie): the shorter segment is kept whole if it fits in half the
+       budget, else both get half, a the odd token; `tests/glue/test_glue_encoder.py` checks it
+       against that loop.
 
     Runs in TensorFlow (tf.data), whatever the Keras backend of the model. Make the encoder
     after any `keras.utils.set_random_seed` / `tf.random.set_seed`: seeding clears TensorFlow's
@@ -35,9 +36,10 @@ class GlueEncoder:
 
     Example:
     >>> encoder = GlueEncoder("30k-clean.model", sequence_length=8)     # doctest: +SKIP
-    >>> encoder(tf.constant(["Hello, my dog"]), tf.constant(["is cute"]))["token_ids"]
+    >>> inputs = encoder(tf.constant(["Hello, my dog"]), tf.constant(["is cute"]))  # doctest: +SKIP
+    >>> inputs["token_ids"].numpy().tolist()  # "dog" is cut: a keeps 3 of 4, b 2 of 2
     ... # doctest: +SKIP
-    <tf.Tensor: shape=(1, 8), dtype=int32, numpy=[[2, 10975, 15, 51, 1952, 3, 25, 3]]>
+    [[2, 10975, 15, 51, 3, 25, 10901, 3]]
     """
 
     def __init__(

@@ -42,7 +42,10 @@ from albert_keras.training.warmup_linear_decay import WarmupLinearDecay
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--task", required=True, help=f"one of {', '.join(GLUE_TASKS)}")
+    trainable = [name for name, task in GLUE_TASKS.items() if task.trainable]
+    parser.add_argument(
+        "--task", required=True, help=f"one of {', '.join(trainable)} (MNLI also predicts AX)"
+    )
     parser.add_argument("--glue_dir", help="GLUE's download: GLUE_DIR/SST-2/train.tsv, ...")
     parser.add_argument(
         "--model",
