@@ -1,0 +1,505 @@
+"""`albert-keras pretrain`: ALBERT pretraining on TFRecord shards, resumable after `kill -9`.
+
+The flow: infer the record shapes -> pick the strategy -> build the pretrainer (a preset plus
+`--config` overrides) -> compile with the paper's LAMB and warmup/linear decay -> restore the last
+checkpoint if there is one -> `fit` -> evaluate on held-out records -> write `model.keras` (the
+pretrainer), `backbone.keras` and `summary.json` into `--output_dir`.
+
+Resume is exact: fit's epochs are checkpoint periods of `checkpoint_every` steps, each ending
+with a `StepCheckpoint` of the whole training state, and the batches come from
+`pretraining_stream`, a pure function of (seed, step). A run killed and started again with the
+same command ends with the same weights as a run never stopped.
+"""
+
+import argparse
+import glob
+import importlib.util
+import json
+import math
+import os
+import shutil
+import time
+
+import keras
+
+from albert_keras.models import AlbertBackbone, AlbertPretrainer
+from albert_keras.training import strategy as strategies
+from albert_keras.training.lamb import Lamb
+from albert_keras.training.pretraining_stream import count_records, pretraining_stream
+from albert_keras.training.step_checkpoint import StepCheckpoint, atomic_write
+from albert_keras.training.warmup_linear_decay import WarmupLinearDecay
+from pipelines.read_pretraining_records import read_pretraining_records
+
+# The official run: 3,125 warmup steps of 125,000.
+OFFICIAL_WARMUP_FRACTION = 3125 / 125_000
+CHECKPOINT_DIR = "checkpoints"
+REQUIRED_FEATURES = (
+    "input_ids",
+    "input_mask",
+    "segment_ids",
+    "masked_lm_positions",
+    "masked_lm_ids",
+    "masked_lm_weights",
+    "next_sentence_labels",
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The `albert-keras pretrain` flags."""
+    parser.add_argument("--records", required=True, help="glob of training TFRecord shards")
+    parser.add_argument("--output_dir", required=True)
+    parser.add_argument("--preset", default="albert_base", help="an AlbertBackbone preset")
+    parser.add_argument(
+        "--config",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a preset argument, e.g. --config num_layers=2 (repeatable)",
+    )
+    parser.add_argument("--sentence_objective", default="sop", choices=["sop", "nsp", "none"])
+    parser.add_argument("--batch_size", type=int, default=32, help="global batch size")
+    parser.add_argument("--max_steps", type=int, default=10_000)
+    parser.add_argument("--learning_rate", type=float, default=0.00176, help="peak (LAMB)")
+    parser.add_argument(
+        "--warmup_steps", type=int, default=None, help="default: 2.5%% of max_steps (official)"
+    )
+    parser.add_argument("--max_seq_length", type=int, default=None, help="default: the records'")
+    parser.add_argument(
+        "--max_predictions_per_seq", type=int, default=None, help="default: the records'"
+    )
+    parser.add_argument("--dynamic_masking", action="store_true", help="re-mask every batch")
+    parser.add_argument("--eval_records", default=None, help="glob of held-out TFRecord shards")
+    parser.add_argument("--eval_steps", type=int, default=100, help="0: the whole eval set")
+    parser.add_argument("--checkpoint_every", type=int, default=1000, help="steps")
+    parser.add_argument("--strategy", default="auto", choices=strategies.STRATEGIES)
+    parser.add_argument("--mixed_precision", default="auto", choices=strategies.PRECISIONS)
+    parser.add_argument("--jit_compile", default="auto", choices=["auto", "true", "false"])
+    parser.add_argument("--steps_per_execution", type=int, default=1)
+    parser.add_argument("--spm_model", default=None, help="copied beside the model")
+    parser.add_argument("--seed", type=int, default=12345)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Runs `pretrain` with the parsed flags; prints where the outputs are."""
+    summary = pretrain(
+        records=args.records,
+        output_dir=args.output_dir,
+        preset=args.preset,
+        config=parse_overrides(args.config),
+        sentence_objective=None if args.sentence_objective == "none" else args.sentence_objective,
+        batch_size=args.batch_size,
+        max_steps=args.max_steps,
+        learning_rate=args.learning_rate,
+        warmup_steps=args.warmup_steps,
+        max_seq_length=args.max_seq_length,
+        max_predictions_per_seq=args.max_predictions_per_seq,
+        dynamic_masking=args.dynamic_masking,
+        eval_records=args.eval_records,
+        eval_steps=args.eval_steps,
+        checkpoint_every=args.checkpoint_every,
+        strategy=args.strategy,
+        mixed_precision=args.mixed_precision,
+        jit_compile=args.jit_compile,
+        steps_per_execution=args.steps_per_execution,
+        spm_model=args.spm_model,
+        seed=args.seed,
+    )
+    final = summary["eval"] or summary["train"]
+    print(
+        f"pretrained {summary['steps']['total']} steps -> {args.output_dir}: "
+        + ", ".join(f"{k} {v:.4f}" for k, v in final.items())
+    )
+    return 0
+
+
+def pretrain(
+    records: str,
+    output_dir: str,
+    *,
+    preset: str = "albert_base",
+    config: dict | None = None,
+    sentence_objective: str | None = "sop",
+    batch_size: int = 32,
+    max_steps: int = 10_000,
+    learning_rate: float = 0.00176,
+    warmup_steps: int | None = None,
+    max_seq_length: int | None = None,
+    max_predictions_per_seq: int | None = None,
+    dynamic_masking: bool = False,
+    eval_records: str | None = None,
+    eval_steps: int = 100,
+    checkpoint_every: int = 1000,
+    strategy: str = "auto",
+    mixed_precision: str = "auto",
+    jit_compile: str | bool = "auto",
+    steps_per_execution: int = 1,
+    spm_model: str | None = None,
+    seed: int = 12345,
+    verbose: str | int = "auto",
+) -> dict:
+    """Pretrains an `AlbertPretrainer` on TFRecords; returns (and writes) the run's summary.
+
+    Args:
+        records: str. Glob of training shards (DESIGN.md's features).
+        output_dir: str. Gets `model.keras`, `backbone.keras`, `summary.json`, `checkpoints/`,
+            `logs/` (TensorBoard) and the SentencePiece model if `spm_model` is given. Running
+            again with the same arguments resumes from `checkpoints/`.
+        preset: str. An `AlbertBackbone` preset.
+        config: dict. Backbone arguments overriding the preset's (e.g. `{"num_layers": 2}`).
+        sentence_objective: `"sop"`, `"nsp"` or `None`.
+        batch_size: int. The global batch size (split across replicas).
+        max_steps: int. Optimizer steps in all.
+        learning_rate: float. LAMB's peak rate (official 0.00176 at batch 4096).
+        warmup_steps: int. Default: 2.5% of `max_steps`, the official 3,125 / 125,000.
+        max_seq_length, max_predictions_per_seq: int. Default: read from the first record.
+        dynamic_masking: bool. Draw new masks for every batch (`read_pretraining_records`).
+        eval_records: str. Glob of held-out shards, evaluated once at the end.
+        eval_steps: int. Batches to evaluate; 0 for the whole eval set.
+        checkpoint_every: int. Steps between checkpoints (and TensorBoard points).
+        strategy: str. See `get_strategy`.
+        mixed_precision: str. `"auto"`, `"float32"`, `"mixed_bfloat16"`, `"mixed_float16"`.
+        jit_compile: `"auto"` (XLA except on CPU with TF) or a bool.
+        steps_per_execution: int. Steps per compiled call (large values help TPUs).
+        spm_model: str. SentencePiece model copied beside the outputs; sets the vocabulary size
+            unless `config` does.
+        seed: int. Seeds the initial weights, the data order and dynamic masks.
+        verbose: passed to `fit`.
+
+    Example:
+    >>> summary = pretrain("out/records/*.tfrecord", "run/", preset="albert_base",
+    ...                    config={"num_layers": 2}, batch_size=8, max_steps=100)
+    >>> summary["train"]["mlm_loss"] < 10
+    True
+    """
+    started = time.perf_counter()
+    files = _match(records, "--records")
+    eval_files = _match(eval_records, "--eval_records") if eval_records else []
+    _check_positive(
+        batch_size=batch_size,
+        max_steps=max_steps,
+        checkpoint_every=checkpoint_every,
+        steps_per_execution=steps_per_execution,
+    )
+    if eval_steps < 0:
+        raise ValueError(f"--eval_steps={eval_steps} must be >= 0")
+    if spm_model and not os.path.isfile(spm_model):
+        raise FileNotFoundError(f"--spm_model {spm_model}: no such file")
+    seq_length, num_predictions = _record_shapes(files[0], max_seq_length, max_predictions_per_seq)
+    backbone_config = _backbone_config(preset, config or {}, spm_model, seq_length)
+
+    distribution = strategies.get_strategy(strategy)
+    replicas = strategies.num_replicas(distribution)
+    if batch_size % replicas:
+        raise ValueError(f"--batch_size={batch_size} is not divisible by {replicas} replicas")
+    use_xla = strategies.resolve_jit_compile(jit_compile, distribution)
+    run_config = {  # what a resumed run must share with the one it continues
+        "files": [os.path.abspath(path) for path in files],
+        "num_examples": count_records(files),
+        "preset": preset,
+        "backbone": backbone_config,
+        "sentence_objective": sentence_objective,
+        "batch_size": batch_size,
+        "max_steps": max_steps,
+        "learning_rate": learning_rate,
+        "warmup_steps": (
+            round(max_steps * OFFICIAL_WARMUP_FRACTION) if warmup_steps is None else warmup_steps
+        ),
+        "max_seq_length": seq_length,
+        "max_predictions_per_seq": num_predictions,
+        "dynamic_masking": dynamic_masking,
+        "checkpoint_every": checkpoint_every,
+        "mixed_precision": strategies.resolve_precision(mixed_precision, distribution),
+        "seed": seed,
+    }
+    checkpoint = StepCheckpoint(
+        os.path.join(output_dir, CHECKPOINT_DIR), run_config, checkpoint_every, max_steps
+    )
+    saved = checkpoint.saved_state()
+    # Built before the model: the reader checks every file's first record, so bad input fails
+    # in seconds, not after the model is built.
+    train_data = pretraining_stream(
+        files,
+        batch_size,
+        max_seq_length=seq_length,
+        max_predictions_per_seq=num_predictions,
+        num_examples=run_config["num_examples"],
+        seed=seed,
+        start_step=saved["step"] if saved else 0,
+        dynamic_masking=dynamic_masking,
+        vocabulary_size=backbone_config["vocabulary_size"],
+    )
+    eval_data = None
+    if eval_files:
+        eval_steps = eval_steps or _full_batches(eval_files, batch_size)
+        # Repeated, so every batch is full and none is the empty end-of-data step Keras runs on
+        # an exhausted dataset (which would count in per-batch means).
+        eval_data = read_pretraining_records(
+            eval_files,
+            batch_size,
+            max_seq_length=seq_length,
+            max_predictions_per_seq=num_predictions,
+            shuffle=False,
+            repeat=True,
+        )
+
+    timer = _Timer()
+    with strategies.scope(distribution):
+        pretrainer = _build_pretrainer(run_config, use_xla, steps_per_execution)
+        initial_step, train_logs = checkpoint.restore(pretrainer)
+        if initial_step < max_steps:
+            print(
+                f"pretraining steps {initial_step + 1}..{max_steps} on {len(files)} file(s) "
+                f"({'resumed' if initial_step else 'new run'}): "
+                f"{strategies.describe(distribution)}, {run_config['mixed_precision']}, "
+                f"jit_compile={use_xla}"
+            )
+            history = _fit(
+                pretrainer,
+                train_data,
+                callbacks=[
+                    _StopAtStep(checkpoint_every, max_steps),
+                    checkpoint,
+                    timer,
+                    *_tensorboard(os.path.join(output_dir, "logs"), checkpoint_every, max_steps),
+                ],
+                epochs=math.ceil(max_steps / checkpoint_every),
+                initial_epoch=initial_step // checkpoint_every,
+                steps_per_epoch=checkpoint_every,
+                verbose=verbose,
+            )
+            train_logs = {k: float(v[-1]) for k, v in history.history.items()}
+        eval_logs = {}
+        if eval_data is not None:
+            eval_logs = pretrainer.evaluate(
+                eval_data, steps=eval_steps, return_dict=True, verbose=0
+            )
+            eval_logs = {k: float(v) for k, v in eval_logs.items()}
+
+    os.makedirs(output_dir, exist_ok=True)
+    _save_keras(pretrainer, os.path.join(output_dir, "model.keras"))
+    _save_keras(pretrainer.backbone, os.path.join(output_dir, "backbone.keras"))
+    if spm_model:
+        _atomic_copy(spm_model, os.path.join(output_dir, os.path.basename(spm_model)))
+    steps_run = max_steps - initial_step
+    summary = {
+        "config": {
+            **run_config,
+            "records": records,
+            "eval_records": eval_records,
+            "eval_steps": eval_steps,
+            "jit_compile": use_xla,
+            "steps_per_execution": steps_per_execution,
+            "spm_model": spm_model,
+        },
+        "distribution": strategies.describe(distribution),
+        "parameters": int(pretrainer.backbone.count_params()),
+        "steps": {"total": max_steps, "resumed_from": initial_step, "run": steps_run},
+        # The last checkpoint period's means (Keras resets the metrics each period).
+        "train": train_logs,
+        "eval": eval_logs,
+        "eval_examples": eval_steps * batch_size if eval_files else 0,
+        "timings": timer.summary(steps_run, batch_size * seq_length, time.perf_counter() - started),
+    }
+    atomic_write(os.path.join(output_dir, "summary.json"), json.dumps(summary, indent=2))
+    return summary
+
+
+def parse_overrides(items: list[str]) -> dict:
+    """`["num_layers=2", "sharing=none"]` -> `{"num_layers": 2, "sharing": "none"}`."""
+    overrides = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise ValueError(f"--config {item!r} is not KEY=VALUE")
+        try:
+            overrides[key] = json.loads(value)
+        except json.JSONDecodeError:
+            overrides[key] = value  # a bare string such as sharing=none
+    return overrides
+
+
+# === Training ===
+
+
+def _build_pretrainer(run_config: dict, jit_compile: bool, steps_per_execution: int):
+    keras.utils.set_random_seed(run_config["seed"])  # initial weights (a resumed run loads its own)
+    backbone = AlbertBackbone(**run_config["backbone"], dtype=run_config["mixed_precision"])
+    pretrainer = AlbertPretrainer(backbone, sentence_objective=run_config["sentence_objective"])
+    if not pretrainer.built:
+        pretrainer.build()
+    schedule = WarmupLinearDecay(
+        run_config["learning_rate"], run_config["warmup_steps"], run_config["max_steps"]
+    )
+    pretrainer.compile(
+        optimizer=Lamb(learning_rate=schedule),
+        jit_compile=jit_compile,
+        steps_per_execution=steps_per_execution,
+    )
+    pretrainer.optimizer.build(pretrainer.trainable_variables)  # so a checkpoint can load
+    return pretrainer
+
+
+def _full_batches(files: list[str], batch_size: int) -> int:
+    examples = count_records(files)
+    if examples < batch_size:
+        raise ValueError(f"--eval_records: {examples} examples, fewer than a batch of {batch_size}")
+    return examples // batch_size
+
+
+def _fit(pretrainer, dataset, **kwargs):
+    import tensorflow as tf
+
+    try:
+        # One epoch is one checkpoint period: Keras resets the metrics each epoch, so the logged
+        # losses are the period's means, and a resumed run starts at an epoch boundary.
+        return pretrainer.fit(dataset, shuffle=False, **kwargs)  # the reader shuffles (seeded)
+    except (tf.errors.DataLossError, tf.errors.InvalidArgumentError) as error:
+        reason = error.message.strip().splitlines()[0]
+        raise ValueError(f"--records: unreadable record ({reason})") from None
+
+
+def _tensorboard(log_dir: str, every: int, max_steps: int) -> list:
+    if importlib.util.find_spec("tensorboard") is None:
+        print("tensorboard is not installed: no TensorBoard scalars (pip install tensorboard)")
+        return []
+    return [_StepTensorBoard(log_dir, every, max_steps)]
+
+
+class _StopAtStep(keras.callbacks.Callback):
+    """Ends the last, shorter period when `max_steps` is not a multiple of the period."""
+
+    def __init__(self, every, max_steps):
+        super().__init__()
+        self.every, self.max_steps, self.epoch = every, max_steps, 0
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self.epoch = epoch
+
+    def on_train_batch_end(self, batch, logs=None):
+        if self.epoch * self.every + batch + 1 >= self.max_steps:
+            self.model.stop_training = True
+
+
+class _StepTensorBoard(keras.callbacks.TensorBoard):
+    """Keras's TensorBoard, with each period's scalars (losses, accuracies, learning rate) at
+    its last global step instead of at its epoch number."""
+
+    def __init__(self, log_dir, every, max_steps):
+        super().__init__(log_dir=log_dir, update_freq="epoch", write_graph=False)
+        self.every, self.max_steps = every, max_steps
+
+    def on_epoch_end(self, epoch, logs=None):
+        super().on_epoch_end(min((epoch + 1) * self.every, self.max_steps), logs)
+
+
+class _Timer(keras.callbacks.Callback):
+    """Training wall time, and the rate after the first call (which includes tracing)."""
+
+    def __init__(self):
+        super().__init__()
+        self.begin = self.first_end = self.end = None
+        self.first_steps = 0
+
+    def on_train_begin(self, logs=None):
+        self.begin = time.perf_counter()
+
+    def on_train_batch_end(self, batch, logs=None):
+        self.end = time.perf_counter()
+        if self.first_end is None:
+            self.first_end, self.first_steps = self.end, batch + 1
+
+    def summary(self, steps_run: int, tokens_per_step: int, total_seconds: float) -> dict:
+        timings = {"total_seconds": round(total_seconds, 3)}
+        if self.end is None or steps_run == 0:
+            return timings
+        timings["train_seconds"] = round(self.end - self.begin, 3)
+        steady_steps, steady_seconds = steps_run - self.first_steps, self.end - self.first_end
+        if steady_steps > 0 and steady_seconds > 0:
+            # Tokens are batch x sequence positions, padding included.
+            timings["steps_per_second"] = round(steady_steps / steady_seconds, 3)
+            timings["tokens_per_second"] = round(steady_steps * tokens_per_step / steady_seconds)
+        return timings
+
+
+# === Inputs and outputs ===
+
+
+def _match(pattern: str, flag: str) -> list[str]:
+    files = sorted(glob.glob(pattern))
+    if not files:
+        raise FileNotFoundError(f"{flag} {pattern!r}: no file matches")
+    return files
+
+
+def _check_positive(**values: int) -> None:
+    for name, value in values.items():
+        if not isinstance(value, int) or value <= 0:
+            raise ValueError(f"--{name}={value} must be a positive integer")
+
+
+def _record_shapes(path, max_seq_length=None, max_predictions_per_seq=None) -> tuple[int, int]:
+    """Checks the first record of `path` has every feature; returns its two lengths."""
+    import tensorflow as tf
+    from google.protobuf.message import DecodeError
+
+    try:
+        first = next(iter(tf.data.TFRecordDataset(path).take(1)), None)
+    except tf.errors.OpError as error:
+        raise ValueError(f"{path}: not a readable TFRecord file ({error.message})") from None
+    if first is None:
+        raise ValueError(f"{path}: holds no record")
+    try:
+        features = tf.train.Example.FromString(first.numpy()).features.feature
+    except DecodeError as error:
+        raise ValueError(f"{path}: record 0 is not a tf.train.Example ({error})") from None
+    missing = [name for name in REQUIRED_FEATURES if name not in features]
+    if missing:
+        raise ValueError(f"{path}: record 0 lacks feature(s) {', '.join(missing)}")
+    seq_length = len(features["input_ids"].int64_list.value)
+    num_predictions = len(features["masked_lm_positions"].int64_list.value)
+    for flag, want, got in (
+        ("max_seq_length", max_seq_length, seq_length),
+        ("max_predictions_per_seq", max_predictions_per_seq, num_predictions),
+    ):
+        if want is not None and want != got:
+            raise ValueError(f"{path}: record 0 has {flag} {got}, expected {want}")
+    return seq_length, num_predictions
+
+
+def _backbone_config(preset: str, overrides: dict, spm_model: str | None, seq_length: int) -> dict:
+    if preset not in AlbertBackbone.presets:
+        raise ValueError(
+            f"--preset {preset!r} is unknown; choose one of "
+            f"{', '.join(sorted(AlbertBackbone.presets))}"
+        )
+    config = dict(AlbertBackbone.presets[preset])
+    unknown = sorted(set(overrides) - set(config))
+    if unknown:
+        raise ValueError(
+            f"--config {', '.join(unknown)}: not a backbone argument; choose from "
+            f"{', '.join(sorted(config))}"
+        )
+    if spm_model and "vocabulary_size" not in overrides:
+        import sentencepiece
+
+        processor = sentencepiece.SentencePieceProcessor(model_file=spm_model)
+        config["vocabulary_size"] = processor.get_piece_size()
+    config.update(overrides)
+    if seq_length > config["max_sequence_length"]:
+        raise ValueError(
+            f"records of length {seq_length} exceed max_sequence_length="
+            f"{config['max_sequence_length']}; pass --config max_sequence_length={seq_length}"
+        )
+    return config
+
+
+def _save_keras(model, path):
+    temporary = os.path.join(os.path.dirname(path), f".tmp-{os.path.basename(path)}")
+    model.save(temporary)
+    os.replace(temporary, path)
+
+
+def _atomic_copy(source, destination):
+    temporary = destination + ".tmp"
+    shutil.copyfile(source, temporary)
+    os.replace(temporary, destination)
