@@ -83,50 +83,70 @@ def extract_docstring_corpus(
     output_dir: str | os.PathLike,
     sources: tuple[str, ...] = DEFAULT_SOURCES,
     max_megabytes_per_source: float = 1.0,
+    heldout_every: int = 10,
 ) -> dict:
-    """Writes `output_dir/<source>.txt`, paragraphs separated by blank lines (`text` format).
+    """Writes `train/<source>.txt` and `heldout/<source>.txt` under `output_dir` (`text` format).
 
-    A module's paragraphs stay together, so consecutive paragraphs are a real document for
-    sentence-order prediction. Sources that are not installed are skipped.
+    Paragraphs are separated by blank lines and a module's paragraphs stay together, so
+    consecutive paragraphs are a real document for sentence-order prediction. Every
+    `heldout_every`-th module goes to `heldout/`, for evaluation on text never trained on.
+    Sources that are not installed are skipped.
 
     Args:
         output_dir: str or path. Created if missing.
         sources: tuple of str. "stdlib" and/or names of installed top-level packages.
         max_megabytes_per_source: float. Stop reading a source past this much text.
+        heldout_every: int. One module in this many is held out.
 
     Returns:
-        dict of source name -> {"file", "paragraphs", "megabytes"}.
+        dict: `train_files`, `heldout_files` (lists of paths) and `sources` (per source:
+        `modules`, `paragraphs`, `megabytes`).
 
     Example:
-    >>> summary = extract_docstring_corpus("demo_output/corpus", sources=("stdlib",))
-    >>> summary["stdlib"]["paragraphs"] > 1000
+    >>> corpus = extract_docstring_corpus("demo_output/corpus", sources=("stdlib",))
+    >>> corpus["sources"]["stdlib"]["paragraphs"] > 1000
     True
     """
     output_dir = pathlib.Path(output_dir)
-    output_dir.mkdir(parents=True, exist_ok=True)
-    summary = {}
+    summary = {"train_files": [], "heldout_files": [], "sources": {}}
     seen = set()  # generated modules repeat the same paragraph many times: keep each once
     for source in sources:
         root = _source_root(source)
         if root is None:
             continue
         budget = int(max_megabytes_per_source * 1e6)
-        chunks, size, count = [], 0, 0
+        modules, size, count = [], 0, 0
         for path in _python_files(root, source):
             paragraphs = [p for p in docstring_paragraphs(path) if p not in seen]
             seen.update(paragraphs)
             if not paragraphs:
                 continue
-            text = "\n\n".join(paragraphs)
-            # Two blank lines between modules; the reader treats any blank run as a paragraph end.
-            chunks.append(text)
-            size += len(text) + 3
+            modules.append("\n\n".join(paragraphs))
+            size += len(modules[-1])
             count += len(paragraphs)
             if size >= budget:
                 break
-        target = output_dir / f"{source}.txt"
-        tmp = target.with_suffix(".txt.tmp")
-        tmp.write_text("\n\n\n".join(chunks) + "\n", encoding="utf-8")
-        tmp.replace(target)
-        summary[source] = {"file": str(target), "paragraphs": count, "megabytes": size / 1e6}
+        for split in ("train", "heldout"):
+            chosen = [
+                text
+                for i, text in enumerate(modules)
+                if (i % heldout_every == heldout_every - 1) == (split == "heldout")
+            ]
+            target = output_dir / split / f"{source}.txt"
+            _write_atomic(target, "\n\n\n".join(chosen) + "\n")
+            summary[f"{split}_files"].append(str(target))
+        summary["sources"][source] = {
+            "modules": len(modules),
+            "paragraphs": count,
+            "megabytes": round(size / 1e6, 3),
+        }
+    if not summary["sources"]:
+        raise ValueError(f"none of the sources {sources} is installed")
     return summary
+
+
+def _write_atomic(path: pathlib.Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)
