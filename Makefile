@@ -4,7 +4,7 @@ PYTHON ?= python3
 PY := $(VENV)/bin/python
 PYTEST_ARGS ?=
 
-.PHONY: install test test-all demo lint clean
+.PHONY: install install-hf test test-all demo lint clean
 
 install: $(VENV)/.installed
 
@@ -13,6 +13,12 @@ $(VENV)/.installed: setup.cfg pyproject.toml
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e ".[test]"
 	touch $@
+
+# Optional: transformers + a CPU torch, for the Hugging Face parity tests (skipped without them).
+# TORCH_WHEELS is a folder holding a CPU torch wheel, so no multi-GB CUDA build is downloaded.
+TORCH_WHEELS ?= /opt/wheels
+install-hf: install
+	$(PY) -m pip install -q --find-links $(TORCH_WHEELS) "torch==2.13.0+cpu" transformers
 
 # The whole suite except tests marked slow; about 10 minutes on 2 cores.
 test: install
