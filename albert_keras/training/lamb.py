@@ -30,8 +30,10 @@ class Lamb(keras.optimizers.Optimizer):
     weights outside the update (decoupled, before the step), applies the trust ratio to every
     variable, uses ε 1e-7 and does not clip.
 
-    Under `tf.distribute`, Keras clips each replica's gradients before they are summed, as the
-    official TPU code does (`clip_by_global_norm` before `CrossShardOptimizer` sums shards).
+    Clipping acts on the gradient of the whole global batch, so a run gives the same updates on
+    one device or several. (Keras's `global_clipnorm` under `tf.distribute` clips each replica's
+    share before the cross-replica sum, and the official TPU code clipped each shard's gradient
+    before averaging: both depend on the replica count once clipping is active.)
 
     Args:
         learning_rate: float or `keras.optimizers.schedules.LearningRateSchedule`. The official
@@ -103,6 +105,27 @@ class Lamb(keras.optimizers.Optimizer):
             for variable in var_list
         )
         self._adapts = tuple(not _matches(variable, adaptation) for variable in var_list)
+
+    def _clip_gradients(self, grads):
+        if self.global_clipnorm and keras.backend.backend() == "tensorflow":
+            return grads  # clipped after the cross-replica sum: `_all_reduce_sum_gradients`
+        return super()._clip_gradients(grads)
+
+    def _all_reduce_sum_gradients(self, grads_and_vars):
+        # TensorFlow only: the hook where Keras sums the replicas' gradients (an identity outside
+        # `tf.distribute`), just before `update_step`. On JAX the gradient is already the global
+        # batch's, and `_clip_gradients` clips it.
+        grads_and_vars = list(super()._all_reduce_sum_gradients(grads_and_vars))
+        if not self.global_clipnorm:
+            return grads_and_vars
+        grads = [None if g is None else ops.convert_to_tensor(g) for g, _ in grads_and_vars]
+        norm = ops.sqrt(sum(ops.sum(ops.square(g)) for g in grads if g is not None))
+        # As tf.clip_by_global_norm: scale by clip / max(norm, clip).
+        scale = self.global_clipnorm / ops.maximum(norm, self.global_clipnorm)
+        return [
+            (None if g is None else g * ops.cast(scale, g.dtype), v)
+            for g, (_, v) in zip(grads, grads_and_vars)
+        ]
 
     def _apply_weight_decay(self, variables):
         # The base optimizer decays weights before the step (decoupled, AdamW-style); LAMB adds

@@ -3,7 +3,12 @@
 Shared by the LAMB tests, in-process (TF) and in a JAX subprocess.
 """
 
+import keras
 import numpy as np
+
+# What `Lamb`'s default exclusions make of `tiny_block`'s variables: only the kernels are
+# decayed and adapted (bias and LayerNorm are excluded by path).
+TINY_BLOCK_FLAGS = [True, False, False, False, True]
 
 
 def lamb_reference(
@@ -53,3 +58,28 @@ def make_problem(seed=0, steps=5):
     if steps > 2:
         gradient_steps[2][1] = np.zeros((3,))  # a zero gradient: the update is the decay alone
     return shapes, gradient_steps
+
+
+def tiny_block():
+    """Dense (kernel, bias), a LayerNorm (gamma, beta) and a zero-initialised Dense kernel,
+    with non-trivial starting values (LayerNorm's beta starts at 0, gamma at 1)."""
+    dense = keras.layers.Dense(3, name="attention_dense")
+    norm = keras.layers.LayerNormalization(name="output_layer_norm")
+    zero = keras.layers.Dense(2, use_bias=False, kernel_initializer="zeros", name="zero_dense")
+    dense.build((None, 4))
+    norm.build((None, 3))
+    zero.build((None, 3))
+    variables = [dense.kernel, dense.bias, norm.gamma, norm.beta, zero.kernel]
+    rng = np.random.default_rng(1)
+    for variable in variables[:4]:
+        variable.assign(rng.standard_normal(variable.shape).astype("float32"))
+    return variables
+
+
+def run_keras(optimizer, variables, gradient_steps):
+    """Applies each step's gradients with `optimizer`; returns the final values."""
+    for grads in gradient_steps:
+        optimizer.apply_gradients(
+            [(keras.ops.convert_to_tensor(g, "float32"), v) for g, v in zip(grads, variables)]
+        )
+    return [keras.ops.convert_to_numpy(v) for v in variables]

@@ -1,32 +1,8 @@
 import keras
 import numpy as np
-from lamb_reference import lamb_reference, make_problem
+from lamb_reference import TINY_BLOCK_FLAGS, lamb_reference, make_problem, run_keras, tiny_block
 
 from albert_keras.training import Lamb, WarmupLinearDecay
-
-
-def tiny_block():
-    """Dense (kernel, bias), a LayerNorm (gamma, beta) and a zero-initialised Dense kernel."""
-    dense = keras.layers.Dense(3, name="attention_dense")
-    norm = keras.layers.LayerNormalization(name="output_layer_norm")
-    zero = keras.layers.Dense(2, use_bias=False, kernel_initializer="zeros", name="zero_dense")
-    dense.build((None, 4))
-    norm.build((None, 3))
-    zero.build((None, 3))
-    variables = [dense.kernel, dense.bias, norm.gamma, norm.beta, zero.kernel]
-    # Non-trivial starting points (LayerNorm's beta starts at 0, gamma at 1).
-    rng = np.random.default_rng(1)
-    for variable in variables[:4]:
-        variable.assign(rng.standard_normal(variable.shape).astype("float32"))
-    return variables
-
-
-def run_keras(optimizer, variables, gradient_steps):
-    for grads in gradient_steps:
-        optimizer.apply_gradients(
-            [(keras.ops.convert_to_tensor(g, "float32"), v) for g, v in zip(grads, variables)]
-        )
-    return [keras.ops.convert_to_numpy(v) for v in variables]
 
 
 def test_matches_the_official_update_with_exclusions_and_clipping():
@@ -36,8 +12,7 @@ def test_matches_the_official_update_with_exclusions_and_clipping():
     schedule = WarmupLinearDecay(0.05, warmup_steps=2, total_steps=6)
     got = run_keras(Lamb(learning_rate=schedule), variables, gradient_steps)
 
-    # Only the Dense kernels are decayed and adapted: bias and LayerNorm are excluded by path.
-    decays = adapts = [True, False, False, False, True]
+    decays = adapts = TINY_BLOCK_FLAGS
     rates = [float(schedule(step)) for step in range(len(gradient_steps))]
     want = lamb_reference(start, gradient_steps, rates, decays, adapts)
     for g, w, v in zip(got, want, variables):

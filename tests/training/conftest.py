@@ -1,0 +1,81 @@
+"""Fixtures for the training tests: tiny synthetic pretraining records with a learnable signal."""
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+SEQ_LENGTH = 32
+MAX_PREDICTIONS = 5
+VOCABULARY_SIZE = 100
+CLS, SEP, MASK, FIRST_ID = 2, 3, 4, 5
+
+
+def write_synthetic_records(path, num_examples, seed):
+    """Writes DESIGN.md's features for counting sequences: segment A counts up through the low
+    half of the vocabulary and segment B, its continuation, through the high half, so a masked id
+    follows from its neighbours (MLM) and a swapped pair shows as high ids first (SOP label 1)."""
+    rng = np.random.default_rng(seed)
+    labels = []
+    half = (FIRST_ID + VOCABULARY_SIZE) // 2
+    with tf.io.TFRecordWriter(str(path)) as writer:
+        for _ in range(num_examples):
+            length_a, length_b = rng.integers(4, 13, size=2)
+            start_a = rng.integers(FIRST_ID, half - length_a)
+            start_b = rng.integers(half, VOCABULARY_SIZE - length_b)
+            a = list(range(start_a, start_a + length_a))
+            b = list(range(start_b, start_b + length_b))
+            swapped = int(rng.integers(2))
+            first, second = (b, a) if swapped else (a, b)
+            tokens = [CLS, *first, SEP, *second, SEP]
+            segments = [0] * (len(first) + 2) + [1] * (len(second) + 1)
+            candidates = [i for i, t in enumerate(tokens) if t >= FIRST_ID]
+            positions = sorted(rng.choice(candidates, size=MAX_PREDICTIONS - 1, replace=False))
+            ids = [tokens[p] for p in positions]
+            for p in positions:
+                tokens[p] = MASK
+            pad = SEQ_LENGTH - len(tokens)
+            features = {
+                "input_ids": tokens + [0] * pad,
+                "input_mask": [1] * len(tokens) + [0] * pad,
+                "segment_ids": segments + [0] * pad,
+                "token_boundary": [1] * len(tokens) + [0] * pad,
+                "masked_lm_positions": [int(p) for p in positions] + [0],
+                "masked_lm_ids": ids + [0],
+                "next_sentence_labels": [swapped],
+            }
+            feature = {
+                k: tf.train.Feature(int64_list=tf.train.Int64List(value=v))
+                for k, v in features.items()
+            }
+            weights = [1.0] * len(positions) + [0.0]
+            feature["masked_lm_weights"] = tf.train.Feature(
+                float_list=tf.train.FloatList(value=weights)
+            )
+            example = tf.train.Example(features=tf.train.Features(feature=feature))
+            writer.write(example.SerializeToString())
+            labels.append(swapped)
+    return labels
+
+
+@pytest.fixture(scope="session")
+def tiny_records(tmp_path_factory):
+    """Two training shards of 64 examples and one eval shard of 32; returns their globs."""
+    root = tmp_path_factory.mktemp("records")
+    for shard in range(2):
+        write_synthetic_records(root / f"train-{shard}.tfrecord", 64, seed=shard)
+    write_synthetic_records(root / "eval-0.tfrecord", 32, seed=99)
+    return {"train": str(root / "train-*.tfrecord"), "eval": str(root / "eval-*.tfrecord")}
+
+
+@pytest.fixture
+def tiny_overrides():
+    """Backbone overrides on top of a preset for a model that trains in seconds."""
+    return {
+        "vocabulary_size": VOCABULARY_SIZE,
+        "num_layers": 2,
+        "num_heads": 2,
+        "embedding_dim": 16,
+        "hidden_dim": 32,
+        "intermediate_dim": 64,
+        "max_sequence_length": SEQ_LENGTH,
+    }
