@@ -41,7 +41,7 @@ from pipelines.sop_pairs import SENTENCE_OBJECTIVES
 from pipelines.tokenization import SentencePieceEncoder
 
 # Bumped when the records' bytes change for the same settings, so old checkpoints are not resumed.
-_FORMAT_VERSION = 2
+_FORMAT_VERSION = 3
 _INPUT_STATS = ".input_stats.json"
 _PROGRESS_SECONDS = 5.0
 
@@ -357,6 +357,10 @@ class _Workers:
                 process.terminate()
         for process in self.processes:
             process.join()
+        # Items no dead worker will read must not keep this process from exiting.
+        for inbox in self.inboxes:
+            inbox.cancel_join_thread()
+            inbox.close()
 
     def _check(self):
         failed = [p for p in self.processes if p.exitcode not in (None, 0)]
@@ -505,7 +509,8 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, FileNotFoundError) as error:
         print(f"pretraining_data: error: {error}", file=sys.stderr)
         return 2
-    except RuntimeError as error:
+    except (RuntimeError, OSError) as error:
+        # A worker that failed, a full disk, an output folder we may not write to.
         print(f"pretraining_data: error: {error}", file=sys.stderr)
         return 1
     return 0

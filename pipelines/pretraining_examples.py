@@ -2,7 +2,7 @@
 
 A group is encoded once (SentencePiece), then every dupe round reuses the ids: each round cuts
 new pairs (its own `random.Random`), rounds are masked together in batches of about
-`_BATCH_EXAMPLES` (one `np.random.Generator` per batch), and each batch is shuffled and framed as
+`_BATCH_TOKENS` (one `np.random.Generator` per batch), and each batch is shuffled and framed as
 TFRecord data. Every seed derives from `(seed, group index, round)`, so a group's records are
 the same whichever process makes them, and whatever else runs.
 """
@@ -21,9 +21,9 @@ from pipelines.record_writer import frame_records, serialize_examples
 from pipelines.sop_pairs import SentencePairs, create_pairs, pack_pairs
 from pipelines.tokenization import SentencePieceEncoder
 
-# Rounds are masked and shuffled together until a batch holds this many examples: big enough
-# for NumPy to pay off, small enough to bound memory whatever the dupe factor.
-_BATCH_EXAMPLES = 4096
+# Rounds are masked and shuffled together until a batch holds this many tokens (4096 examples of
+# 128): big enough for NumPy to pay off, small enough to bound memory whatever the dupe factor.
+_BATCH_TOKENS = 1 << 19
 # Distinct last seed words keep the pairs' and the masks' random streams independent.
 _PYTHON_STREAM, _NUMPY_STREAM = 0, 1
 
@@ -77,12 +77,11 @@ def make_group_records(
     stats.documents += len(sentence_lengths)
     if not sentence_lengths:
         return
+    batch_examples = max(1, _BATCH_TOKENS // config.max_seq_length)
     dupe_round = 0
     while dupe_round < config.dupe_factor:
         first_round, batch = dupe_round, []
-        while (
-            dupe_round < config.dupe_factor and sum(p.label.size for p in batch) < _BATCH_EXAMPLES
-        ):
+        while dupe_round < config.dupe_factor and sum(p.label.size for p in batch) < batch_examples:
             counters = {}
             batch.append(
                 create_pairs(

@@ -485,3 +485,20 @@ def test_bad_files_beside_good_ones_are_skipped_and_named(shared_data, tmp_path)
     assert list(skipped["binary_file"]) == [str(folder / "binary.txt")]
     assert list(skipped["empty_file"]) == [str(folder / "empty.txt")]
     assert list(stats["input"]["repaired"]["invalid_utf8"]) == [str(folder / "crlf_bad_utf8.txt")]
+
+
+def test_an_unwritable_shard_is_one_line_and_exit_1(shared_data, tmp_path, capsys):
+    # The shard's temporary name is taken by a folder: the writer cannot open it.
+    blocked = partial_path(str(tmp_path / "out" / "pretraining-00000-of-00001.tfrecord"))
+    os.makedirs(blocked)
+    error = _fails(_arguments(shared_data, tmp_path), capsys, code=1)
+    assert "Is a directory" in error and blocked in error
+
+
+@pytest.mark.slow  # two fresh processes import the whole pipelines package (TensorFlow)
+def test_a_failing_worker_process_is_one_line_and_exit_1(shared_data, tmp_path, capsys):
+    blocked = partial_path(str(tmp_path / "out" / "pretraining-00001-of-00002.tfrecord"))
+    os.makedirs(blocked)
+    arguments = _arguments(shared_data, tmp_path, "--num_shards", "2", "--num_workers", "2")
+    error = _fails(arguments, capsys, code=1)
+    assert "a pretraining-data worker failed: IsADirectoryError" in error and blocked in error
