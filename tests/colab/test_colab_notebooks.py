@@ -242,7 +242,13 @@ def finetune_run(kernel_of_this_python, release_folder, glue_dir, tmp_path_facto
     return {"notebook": execute(notebook, work), "work": work / "run", "saved": work / "saved"}
 
 
-def test_pretrain_notebook_trains_saves_and_plots(pretrain_run):
+def test_both_notebooks_run_end_to_end(pretrain_run, finetune_run, glue_dir):
+    # One test, not two: under pytest-xdist two tests could each run the pretraining notebook.
+    check_pretraining(pretrain_run)
+    check_finetuning(finetune_run, glue_dir)
+
+
+def check_pretraining(pretrain_run):
     work, notebook = pretrain_run["work"], pretrain_run["notebook"]
     summary = json.loads((work / "pretrain" / "summary.json").read_text())
     vocab = json.loads((work / "vocab" / "spm.summary.json").read_text())
@@ -273,7 +279,7 @@ def test_pretrain_notebook_trains_saves_and_plots(pretrain_run):
     assert not outputs_of(notebook, "ename")
 
 
-def test_finetune_notebook_converts_finetunes_and_submits(finetune_run, glue_dir):
+def check_finetuning(finetune_run, glue_dir):
     work, notebook = finetune_run["work"], finetune_run["notebook"]
     # The TF1 release layout was converted and saved with its SentencePiece model beside it.
     assert sorted(p.name for p in (work / "converted").iterdir()) == [
