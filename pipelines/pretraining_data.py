@@ -27,6 +27,7 @@ import json
 import multiprocessing
 import os
 import queue
+import resource
 import sys
 import time
 from collections.abc import Iterable, Iterator
@@ -103,7 +104,7 @@ def write_pretraining_data(
     ...                                max_seq_length=128, dupe_factor=10, num_shards=8)
     >>> stats["examples"]
     """
-    started = time.monotonic()
+    started, cpu_started = time.monotonic(), _cpu_seconds()
     config = ExampleConfig(
         max_seq_length=max_seq_length,
         max_predictions_per_seq=max_predictions_per_seq,
@@ -127,6 +128,7 @@ def write_pretraining_data(
         "paragraphs_per_document": paragraphs_per_document,
         "lower_case": encoder.lower_case,
         "group_chars": group_chars,
+        "vocabulary_size": encoder.vocabulary_size,
     }
     fingerprint = _fingerprint(settings, files, spm_model)
     shards = [s for s in range(num_shards) if s % num_tasks == task_index]
@@ -137,17 +139,15 @@ def write_pretraining_data(
     input_stats_path = os.path.join(output_dir, _INPUT_STATS)
     saved = _read_json(input_stats_path)
     if plans or saved is None or saved.get("fingerprint") != fingerprint:
-        read_stats = _run(
-            config,
-            encoder,
-            files,
-            plans,
-            fingerprint,
-            settings,
-            num_workers,
-            checkpoint_seconds,
-            progress,
-        )
+        shared = {
+            "config": config,
+            "spm_model": spm_model,
+            "lower_case": encoder.lower_case,
+            "num_shards": num_shards,
+            "fingerprint": fingerprint,
+            "checkpoint_seconds": checkpoint_seconds,
+        }
+        read_stats = _run(files, settings, plans, shared, num_workers, progress)
         _write_json(input_stats_path, {"fingerprint": fingerprint, "input": read_stats.to_dict()})
     else:
         read_stats = ReadStats.from_dict(saved["input"])
@@ -157,6 +157,8 @@ def write_pretraining_data(
         made.merge(PretrainingStats.from_dict(read_progress(paths[s])["stats"]))
     summary = _summary(settings, files, read_stats, made, [paths[s] for s in shards])
     summary["seconds"] = round(time.monotonic() - started, 3)
+    # CPU time of this process and its workers: on a shared machine, steadier than the clock.
+    summary["cpu_seconds"] = round(_cpu_seconds() - cpu_started, 3)
     name = (
         "stats.json" if num_tasks == 1 else f"stats-task-{task_index:05d}-of-{num_tasks:05d}.json"
     )
@@ -249,10 +251,11 @@ def _iter_groups(documents: Iterator[list[str]], group_chars: int):
         yield index, group
 
 
-def _run(
-    config, encoder, files, plans, fingerprint, settings, num_workers, checkpoint_seconds, progress
-) -> ReadStats:
-    """Reads the input once and has the shards in `plans` written. Returns what was read."""
+def _run(files, settings, plans, shared, num_workers, progress) -> ReadStats:
+    """Reads the input once and has the shards in `plans` written. Returns what was read.
+
+    `shared` holds the `ShardWorker` arguments common to all workers.
+    """
     num_shards = settings["num_shards"]
     owned = sorted(plans)
     num_workers = max(1, min(num_workers, len(owned)))
@@ -261,13 +264,8 @@ def _run(
     examples_written = context.Value("q", 0)
     worker_args = [
         {
-            "config": config,
-            "spm_model": encoder.model_file,
-            "lower_case": encoder.lower_case,
-            "num_shards": num_shards,
+            **shared,
             "plans": {s: plans[s] for s in owned if owner[s] == w},
-            "fingerprint": fingerprint,
-            "checkpoint_seconds": checkpoint_seconds,
             "examples_written": examples_written,
         }
         for w in range(num_workers)
@@ -375,6 +373,7 @@ class _Workers:
 def _summary(settings, files, read_stats, made: PretrainingStats, paths) -> dict:
     return {
         "settings": settings,
+        "vocabulary_size": settings["vocabulary_size"],
         "files": files,
         "shards": [os.path.basename(p) for p in paths],
         "input": read_stats.to_dict(),
@@ -410,6 +409,15 @@ def _merge_tasks(output_dir, settings, files, read_stats, fingerprint):
     _write_json(
         os.path.join(output_dir, "stats.json"), _summary(settings, files, read_stats, made, paths)
     )
+
+
+def _cpu_seconds() -> float:
+    """CPU seconds used by this process and its finished children."""
+    own, children = (
+        resource.getrusage(resource.RUSAGE_SELF),
+        resource.getrusage(resource.RUSAGE_CHILDREN),
+    )
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 def _read_json(path: str) -> dict | None:

@@ -81,9 +81,13 @@ class SentencePieceEncoder:
 
     def preprocess(self, sentences: Sequence[str]) -> list[str]:
         """Normalizes sentences as the official `preprocess_text` (one pass over all of them)."""
-        # Sentences never hold a line break (the reader splits lines), so one joined string lets
-        # each step below run as a single C loop.
+        # One joined string lets each step below run as a single C loop; it is split back at the
+        # line breaks, so a sentence must not hold one (the document reader never makes one).
+        if not sentences:
+            return []
         text = "\n".join(sentences)
+        if text.count("\n") != max(len(sentences) - 1, 0):
+            text = "\n".join(s.replace("\n", " ") for s in sentences)
         if not text.isascii():
             text = _strip_accents(text)
         if self.lower_case:

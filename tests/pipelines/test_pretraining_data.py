@@ -385,6 +385,7 @@ def test_encoder_gives_the_release_ids_and_official_word_starts(shared_data):
     assert lengths[1] == 0
     assert ids[: lengths[0]].tolist() == [10975, 15, 51, 1952, 25, 10901]  # PROVENANCE.md
     assert encoder.preprocess(["Crème brûlée"]) == ["creme brulee"]
+    assert encoder.preprocess(["two\nlines", "x"]) == ["two lines", "x"]
     specials = (encoder.cls_id, encoder.sep_id, encoder.mask_id, encoder.first_normal_id)
     assert specials == (2, 3, 4, 5)
     pieces = {p: i for i, p in enumerate(map(encoder._processor.id_to_piece, range(30000)))}
