@@ -24,9 +24,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import multiprocessing
 import os
-import queue
 import resource
 import sys
 import time
@@ -37,7 +35,7 @@ from pipelines.pretraining_examples import ExampleConfig
 from pipelines.pretraining_stats import PretrainingStats
 from pipelines.read_stats import ReadStats
 from pipelines.record_writer import partial_path, read_progress
-from pipelines.shard_worker import ShardPlan, ShardWorker, worker_main
+from pipelines.shard_worker import ShardPlan, start_workers
 from pipelines.sop_pairs import SENTENCE_OBJECTIVES
 from pipelines.tokenization import SentencePieceEncoder
 
@@ -260,17 +258,12 @@ def _run(files, settings, plans, shared, num_workers, progress) -> ReadStats:
     owned = sorted(plans)
     num_workers = max(1, min(num_workers, len(owned)))
     owner = {s: i % num_workers for i, s in enumerate(owned)}
-    context = multiprocessing.get_context("spawn")
-    examples_written = context.Value("q", 0)
-    worker_args = [
-        {
-            **shared,
-            "plans": {s: plans[s] for s in owned if owner[s] == w},
-            "examples_written": examples_written,
-        }
-        for w in range(num_workers)
-    ]
-    pool = _Workers(context, worker_args) if num_workers > 1 else _InProcess(worker_args[0])
+    pool = start_workers(
+        [
+            {**shared, "plans": {s: plans[s] for s in owned if owner[s] == w}}
+            for w in range(num_workers)
+        ]
+    )
     read_stats = ReadStats()
     total_bytes = sum(os.path.getsize(p) for p in files) or 1
     last_report = started = time.monotonic()
@@ -287,11 +280,11 @@ def _run(files, settings, plans, shared, num_workers, progress) -> ReadStats:
                 pool.send(owner[shard], (group_index, group))
             if progress and time.monotonic() - last_report >= _PROGRESS_SECONDS:
                 last_report = time.monotonic()
-                rate = examples_written.value / (last_report - started)
+                rate = pool.examples_written.value / (last_report - started)
                 _log(
                     True,
                     f"{100 * read_stats.bytes_read / total_bytes:.0f}% of the input read, "
-                    f"{read_stats.documents:,} documents, {examples_written.value:,} examples "
+                    f"{read_stats.documents:,} documents, {pool.examples_written.value:,} examples "
                     f"({rate:,.0f}/s)",
                 )
         if read_stats.documents == 0:
@@ -301,73 +294,6 @@ def _run(files, settings, plans, shared, num_workers, progress) -> ReadStats:
         pool.abort()
         raise
     return read_stats
-
-
-class _InProcess:
-    """`num_workers=1`: the one worker runs in this process."""
-
-    def __init__(self, worker_args):
-        self.worker = ShardWorker(**worker_args)
-
-    def send(self, _, item):
-        self.worker.process(*item)
-
-    def finish(self):
-        self.worker.finish()
-
-    def abort(self):
-        self.worker.close()
-
-
-class _Workers:
-    """Child processes, each fed by its own bounded queue (so reading never runs far ahead)."""
-
-    def __init__(self, context, worker_args):
-        self.errors = context.Queue()
-        self.inboxes = [context.Queue(maxsize=4) for _ in worker_args]
-        self.processes = [
-            context.Process(target=worker_main, args=(args, inbox, self.errors), daemon=True)
-            for args, inbox in zip(worker_args, self.inboxes)
-        ]
-        for process in self.processes:
-            process.start()
-
-    def send(self, worker, item):
-        while True:
-            try:
-                self.inboxes[worker].put(item, timeout=1.0)
-                return
-            except queue.Full:
-                self._check()
-
-    def finish(self):
-        for worker in range(len(self.processes)):
-            self.send(worker, None)
-        for process in self.processes:
-            while process.exitcode is None:
-                process.join(timeout=1.0)
-                self._check()
-        self._check()
-
-    def abort(self):
-        for process in self.processes:
-            if process.is_alive():
-                process.terminate()
-        for process in self.processes:
-            process.join()
-        # Items no dead worker will read must not keep this process from exiting.
-        for inbox in self.inboxes:
-            inbox.cancel_join_thread()
-            inbox.close()
-
-    def _check(self):
-        failed = [p for p in self.processes if p.exitcode not in (None, 0)]
-        if failed:
-            try:
-                reason = self.errors.get(timeout=1.0)
-            except queue.Empty:
-                reason = f"exit code {failed[0].exitcode}"
-            raise RuntimeError(f"a pretraining-data worker failed: {reason}")
 
 
 def _summary(settings, files, read_stats, made: PretrainingStats, paths) -> dict:

@@ -2,13 +2,15 @@
 
 Group `g` belongs to shard `g % num_shards`. A worker owns some shards; it appends each group's
 records to its shard (in group order, so a shard's bytes do not depend on which process made
-them), checkpoints now and then, and finishes (renames) its shards at the end. `worker_main` runs
-one in a child process, fed through a queue.
+them), checkpoints now and then, and finishes (renames) its shards at the end. `start_workers`
+runs them, in this process or in child processes fed through bounded queues.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import multiprocessing
+import queue
 import sys
 import time
 
@@ -111,6 +113,94 @@ class ShardWorker:
             "next_group": self.next_group[shard],
             "stats": self.stats[shard].to_dict(),
         }
+
+
+def start_workers(worker_args: list[dict]):
+    """Starts one `ShardWorker` per item of `worker_args`: in this process when there is one,
+    else each in a child process. Returns a pool with `send(worker, (group_index, documents))`,
+    `finish()`, `abort()` and `examples_written` (a shared counter).
+
+    Children are spawned, not forked: a fork would copy whatever threads and state the caller
+    has (TensorFlow's, in a test or a notebook).
+    """
+    context = multiprocessing.get_context("spawn")
+    examples_written = context.Value("q", 0)
+    if len(worker_args) == 1:
+        return _InProcess(worker_args[0], examples_written)
+    return _Processes(context, worker_args, examples_written)
+
+
+class _InProcess:
+    """`num_workers=1`: the one worker runs in this process."""
+
+    def __init__(self, worker_args, examples_written):
+        self.examples_written = examples_written
+        self.worker = ShardWorker(**worker_args, examples_written=examples_written)
+
+    def send(self, _, item):
+        self.worker.process(*item)
+
+    def finish(self):
+        self.worker.finish()
+
+    def abort(self):
+        self.worker.close()
+
+
+class _Processes:
+    """Child processes, each fed by its own bounded queue (so reading never runs far ahead)."""
+
+    def __init__(self, context, worker_args, examples_written):
+        self.examples_written = examples_written
+        self.errors = context.Queue()
+        self.inboxes = [context.Queue(maxsize=4) for _ in worker_args]
+        self.processes = [
+            context.Process(
+                target=worker_main,
+                args=({**args, "examples_written": examples_written}, inbox, self.errors),
+                daemon=True,
+            )
+            for args, inbox in zip(worker_args, self.inboxes)
+        ]
+        for process in self.processes:
+            process.start()
+
+    def send(self, worker, item):
+        while True:
+            try:
+                self.inboxes[worker].put(item, timeout=1.0)
+                return
+            except queue.Full:
+                self._check()
+
+    def finish(self):
+        for worker in range(len(self.processes)):
+            self.send(worker, None)
+        for process in self.processes:
+            while process.exitcode is None:
+                process.join(timeout=1.0)
+                self._check()
+        self._check()
+
+    def abort(self):
+        for process in self.processes:
+            if process.is_alive():
+                process.terminate()
+        for process in self.processes:
+            process.join()
+        # Items no dead worker will read must not keep this process from exiting.
+        for inbox in self.inboxes:
+            inbox.cancel_join_thread()
+            inbox.close()
+
+    def _check(self):
+        failed = [p for p in self.processes if p.exitcode not in (None, 0)]
+        if failed:
+            try:
+                reason = self.errors.get(timeout=1.0)
+            except queue.Empty:
+                reason = f"exit code {failed[0].exitcode}"
+            raise RuntimeError(f"a pretraining-data worker failed: {reason}")
 
 
 def worker_main(worker_args: dict, inbox, errors) -> None:
