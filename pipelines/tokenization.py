@@ -25,7 +25,7 @@ SPECIAL_PIECES = ("[CLS]", "[SEP]", "[MASK]")
 # keep the rule so our `token_boundary` (and so whole-word spans) match official records.
 _OFFICIAL_PUNCTUATION = frozenset('!"#$%&()*+,-./:;?@[\\]^_`{|}~')
 _ENGLISH_LETTERS = frozenset("abcdefghijklmnopqrstuvwxyz")
-_NON_ASCII_RUN = re.compile(r"[^\x00-\x7f]+")
+_ASCII_BYTES = bytes(range(128))
 
 
 class SentencePieceEncoder:
@@ -122,8 +122,10 @@ def _starts_word(piece: str) -> bool:
 def _strip_accents(text: str) -> str:
     """NFKD, then combining marks dropped: the official `preprocess_text` without its per-char loop."""
     text = unicodedata.normalize("NFKD", text)
-    # Only non-ASCII runs can hold a mark; scanning just their characters keeps English fast.
-    distinct = set("".join(_NON_ASCII_RUN.findall(text)))
+    # Only non-ASCII characters can be marks: deleting every ASCII byte from the UTF-8 leaves
+    # just those (whole: their bytes are all >= 0x80), found by C loops even in English text.
+    raw = text.encode("utf-8", "surrogatepass").translate(None, _ASCII_BYTES)
+    distinct = set(raw.decode("utf-8", "surrogatepass"))
     for mark in sorted(c for c in distinct if unicodedata.combining(c)):
         text = text.replace(mark, "")
     return text
