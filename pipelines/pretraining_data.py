@@ -385,16 +385,23 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--short_seq_prob", type=float, default=0.1)
     parser.add_argument("--ngram", type=int, default=3)
     parser.add_argument("--sentence_objective", choices=SENTENCE_OBJECTIVES, default="sop")
-    parser.add_argument("--num_shards", type=int, default=1)
+    parser.add_argument(
+        "--num_shards", type=int, default=1, help="Output files, all tasks together."
+    )
     parser.add_argument("--seed", type=int, default=12345)
     parser.add_argument(
         "--num_workers",
         type=int,
         default=os.cpu_count() or 1,
-        help="Processes on this machine (default: one per core).",
+        help="Processes on this machine (default: one per core; at most one per shard).",
     )
-    parser.add_argument("--task_index", type=int, default=0)
-    parser.add_argument("--num_tasks", type=int, default=1)
+    parser.add_argument(
+        "--task_index",
+        type=int,
+        default=0,
+        help="This machine's share: shards s with s %% num_tasks == task_index.",
+    )
+    parser.add_argument("--num_tasks", type=int, default=1, help="Machines sharing the work.")
     parser.add_argument("--input_format", choices=INPUT_FORMATS, default="text")
     parser.add_argument("--paragraphs_per_document", type=int, default=20)
     parser.add_argument(

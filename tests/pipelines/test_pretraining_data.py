@@ -503,3 +503,9 @@ def test_a_failing_worker_process_is_one_line_and_exit_1(shared_data, tmp_path, 
     arguments = _arguments(shared_data, tmp_path, "--num_shards", "2", "--num_workers", "2")
     error = _fails(arguments, capsys, code=1)
     assert "a pretraining-data worker failed: IsADirectoryError" in error and blocked in error
+
+
+def test_help(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--help"])
+    assert exit_info.value.code == 0 and "--sentence_objective" in capsys.readouterr().out
