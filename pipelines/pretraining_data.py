@@ -9,7 +9,10 @@ How it runs (the official script keeps every instance in RAM; this streams):
 - Shards are split between `num_tasks` machines (shard s to task s % num_tasks) and, on each,
   between `num_workers` processes. A worker encodes each group it is sent once, makes every dupe
   round's pairs and masks from it (`pipelines.pretraining_examples`) and appends them to the
-  group's shard. Memory stays bounded: a few groups in flight per worker.
+  group's shard. Memory stays bounded: a few groups in flight per worker. (Each task reads all
+  the input, which costs a fraction of encoding it; only its own groups are encoded.)
+- Records are shuffled within a batch of a group's rounds (the official script shuffles all it
+  holds in RAM); the reader's shard interleave and shuffle buffer mix the rest.
 - Every draw is seeded by (seed, group, round), and a shard is its groups in order, so the same
   inputs and seed give byte-identical shards whatever the number of workers or tasks.
 - A shard is written under a hidden temporary name, checkpointed now and then, and renamed when
