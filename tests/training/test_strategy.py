@@ -100,12 +100,6 @@ def test_mirrored_predict_shapes_accuracies_and_finiteness(mirrored_report):
         assert several["evaluate"][name] == pytest.approx(one["evaluate"][name], rel=1e-5)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="AlbertPretrainer.compute_loss does not divide by the replica count as Keras's own "
-    "losses do (keras.src.losses.loss.scale_loss_for_distribution): under MirroredStrategy the "
-    "reported loss and the gradients are num_replicas times too large",
-)
 def test_mirrored_over_two_cpus_equals_one_device(mirrored_report):
     assert_same_run(mirrored_report["one_device"], mirrored_report["distributed"], 1e-4)
 
