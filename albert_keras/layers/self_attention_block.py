@@ -11,14 +11,19 @@ from albert_keras.layers.validation import check_positive, check_rate
 class SelfAttentionBlock(keras.layers.Layer):
     """Multi-head self-attention with its residual connection and post-LayerNorm.
 
-    Written for speed: one fused Dense H -> 3H makes queries, keys and values, which are only
-    reshaped (never transposed) into the (batch, time, heads, head_dim) layout that
-    `keras.ops.dot_product_attention` takes; that op computes the softmax in float32 under mixed
-    precision and uses the backend's fused kernels. Padding keys get a large negative logit.
+    Written for speed: one fused Dense H -> 3H makes queries, keys and values, split (not
+    sliced: a split's gradient is one concat, a slice's a zero-padded copy each) and reshaped
+    into the (batch, time, heads, head_dim) layout of `keras.ops.dot_product_attention`, which
+    JAX and torch run with their fused kernels. The softmax is float32 under mixed precision.
 
-    `keras.ops.dot_product_attention` has no dropout on the attention probabilities, so when
-    `dropout > 0` and training (the BERT presets), the probabilities are computed explicitly
-    (float32 softmax, as the fast path) and dropped out, as the official code does.
+    TensorFlow has no fused attention kernel (its `dot_product_attention` is an einsum plus a
+    `where` over the whole batch x heads x time x time logits, forward and backward), so there
+    the block computes attention explicitly: batched matmuls in (batch, heads, time, head_dim)
+    layout, the scale on the queries, and padding as an additive -1e9 bias on the float32
+    logits (a CPU train step is 1.2-1.5x faster; benchmarks/README.md). The same path serves
+    `dropout > 0` in training (the BERT presets) on every backend, since
+    `dot_product_attention` has no dropout on the probabilities, which the official code
+    drops out.
 
     Args:
         num_heads: int. The number of attention heads; must divide the input width H.
@@ -80,11 +85,13 @@ class SelfAttentionBlock(keras.layers.Layer):
 
     def call(self, inputs, attention_mask=None, training=None):
         batch_size, length, hidden_dim = ops.shape(inputs)
-        qkv = self.qkv_dense(inputs)
-        qkv = ops.reshape(qkv, (batch_size, length, 3, self.num_heads, self.head_dim))
-        query, key, value = qkv[:, :, 0], qkv[:, :, 1], qkv[:, :, 2]
-        if training and self.dropout > 0:
-            x = self._attention_with_dropout(query, key, value, attention_mask, training)
+        heads_shape = (batch_size, length, self.num_heads, self.head_dim)
+        query, key, value = (
+            ops.reshape(part, heads_shape) for part in ops.split(self.qkv_dense(inputs), 3, axis=-1)
+        )
+        dropout = training and self.dropout > 0
+        if dropout or keras.backend.backend() == "tensorflow":
+            x = self._explicit_attention(query, key, value, attention_mask, training)
         else:
             x = ops.dot_product_attention(query, key, value, mask=attention_mask)
         x = ops.reshape(x, (batch_size, length, hidden_dim))
@@ -92,15 +99,18 @@ class SelfAttentionBlock(keras.layers.Layer):
         x = self.output_dropout(x, training=training)
         return self.layer_norm(inputs + x)
 
-    def _attention_with_dropout(self, query, key, value, attention_mask, training):
+    def _explicit_attention(self, query, key, value, attention_mask, training):
         scale = 1.0 / float(self.head_dim) ** 0.5
-        logits = ops.einsum("btnh,bsnh->bnts", query, key)
-        logits = ops.cast(logits, "float32") * scale
+        query = ops.transpose(query, (0, 2, 1, 3)) * scale  # T x head_dim values, not T x T
+        key = ops.transpose(key, (0, 2, 3, 1))
+        value = ops.transpose(value, (0, 2, 1, 3))
+        logits = ops.cast(ops.matmul(query, key), "float32")
         if attention_mask is not None:
-            logits = ops.where(attention_mask, logits, -1e9)
+            # Added, not selected: the bias is (batch, 1, 1, keys) and its gradient is free.
+            logits = logits + ops.where(attention_mask, 0.0, -1e9)
         probs = ops.cast(ops.softmax(logits, axis=-1), self.compute_dtype)
         probs = self.probs_dropout(probs, training=training)
-        return ops.einsum("bnts,bsnh->btnh", probs, value)
+        return ops.transpose(ops.matmul(probs, value), (0, 2, 1, 3))
 
     def compute_output_shape(self, inputs_shape):
         return inputs_shape

@@ -1,0 +1,193 @@
+"""Shared helpers for the benchmarks: model flags, synthetic batches, alternating timing, FLOPs.
+
+The machine these run on is shared, so the timings are noisy: every benchmark alternates its
+peers round by round in one process (each round times every peer once, in a rotated order) and
+reports the median per peer, so a burst of load hits all peers alike and the ratios hold.
+"""
+
+import argparse
+import os
+import statistics
+import time
+from collections.abc import Callable
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+import numpy as np
+
+
+def add_model_arguments(parser: argparse.ArgumentParser, batch_size: int) -> None:
+    """Flags for the model config, the batch and the timing protocol (defaults: L6 H256)."""
+    model = parser.add_argument_group("model")
+    model.add_argument("--vocabulary_size", type=int, default=30000)
+    model.add_argument("--num_layers", type=int, default=6)
+    model.add_argument("--hidden_dim", type=int, default=256)
+    model.add_argument("--num_heads", type=int, default=4)
+    model.add_argument("--embedding_dim", type=int, default=128)
+    model.add_argument("--intermediate_dim", type=int, default=1024)
+    data = parser.add_argument_group("batch")
+    data.add_argument("--batch_size", type=int, default=batch_size)
+    data.add_argument("--seq_length", type=int, default=128)
+    timing = parser.add_argument_group("timing")
+    timing.add_argument("--xla", choices=("on", "off"), default="off", help="jit_compile")
+    timing.add_argument("--steps", type=int, default=5, help="steps timed per peer per round")
+    timing.add_argument("--rounds", type=int, default=5, help="rounds of alternation")
+    timing.add_argument("--warmup", type=int, default=2, help="untimed steps per peer first")
+    timing.add_argument("--peers", default="", help="comma-separated subset of peers to run")
+    timing.add_argument("--seed", type=int, default=0)
+
+
+def backbone_config(args: argparse.Namespace) -> dict:
+    """The constructor arguments shared by our backbone and keras-hub's (ALBERT v2: no dropout)."""
+    return {
+        "vocabulary_size": args.vocabulary_size,
+        "num_layers": args.num_layers,
+        "num_heads": args.num_heads,
+        "embedding_dim": args.embedding_dim,
+        "hidden_dim": args.hidden_dim,
+        "intermediate_dim": args.intermediate_dim,
+        "dropout": 0.0,
+        "max_sequence_length": max(512, args.seq_length),
+    }
+
+
+def describe(args: argparse.Namespace) -> str:
+    return (
+        f"L{args.num_layers} H{args.hidden_dim} A{args.num_heads} E{args.embedding_dim} "
+        f"I{args.intermediate_dim} V{args.vocabulary_size}, batch {args.batch_size} x "
+        f"{args.seq_length}, xla {args.xla}"
+    )
+
+
+def wanted(args: argparse.Namespace, name: str) -> bool:
+    return not args.peers or name in args.peers.split(",")
+
+
+def random_batch(
+    batch_size: int, seq_length: int, vocabulary_size: int, num_predictions: int, seed: int
+) -> dict:
+    """A full-length pretraining batch with the TFRecord feature names (NumPy, int32/float32)."""
+    rng = np.random.default_rng(seed)
+    input_ids = rng.integers(5, vocabulary_size, (batch_size, seq_length), dtype=np.int32)
+    # Distinct positions per row, never [CLS] (0) or the final [SEP].
+    positions = np.sort(
+        np.stack(
+            [
+                rng.choice(np.arange(1, seq_length - 1), num_predictions, replace=False)
+                for _ in range(batch_size)
+            ]
+        ),
+        axis=1,
+    ).astype(np.int32)
+    segment_ids = np.zeros((batch_size, seq_length), np.int32)
+    segment_ids[:, seq_length // 2 :] = 1
+    return {
+        "input_ids": input_ids,
+        "input_mask": np.ones((batch_size, seq_length), np.int32),
+        "segment_ids": segment_ids,
+        "masked_lm_positions": positions,
+        "masked_lm_ids": np.take_along_axis(input_ids, positions, axis=1),
+        "masked_lm_weights": np.ones((batch_size, num_predictions), np.float32),
+        "next_sentence_labels": rng.integers(0, 2, (batch_size, 1), dtype=np.int32),
+    }
+
+
+def forward_flops_per_sequence(args: argparse.Namespace, num_predictions: int) -> float:
+    """Matmul FLOPs of one forward pass over one sequence (2 per multiply-add).
+
+    Counts the model's useful work: the E->H projection, every layer's QKV, attention scores and
+    context, output projection and FFN, the pooler, and the MLM head at the `num_predictions`
+    masked positions only (H->E, E->V) plus the 2-way sentence head. Lookups, LayerNorm, softmax
+    and activations are left out, as in the usual MFU accounting.
+    """
+    t, h, e, i, v = (
+        args.seq_length,
+        args.hidden_dim,
+        args.embedding_dim,
+        args.intermediate_dim,
+        args.vocabulary_size,
+    )
+    per_layer = t * (2 * h * 3 * h + 2 * h * h + 2 * 2 * h * i) + 2 * 2 * t * t * h
+    projection = 0 if e == h else 2 * t * e * h
+    heads = 2 * h * h + 2 * h * 2 + num_predictions * (2 * h * e + 2 * e * v)
+    return float(args.num_layers * per_layer + projection + heads)
+
+
+def train_flops_per_sequence(args: argparse.Namespace, num_predictions: int) -> float:
+    """A training step costs ~3 forward passes (the backward pass computes two matmuls per one)."""
+    return 3.0 * forward_flops_per_sequence(args, num_predictions)
+
+
+def matmul_runner(m: int, k: int, n: int, seed: int) -> tuple[Callable[[int], float], float]:
+    """A timed fp32 TensorFlow matmul (m x k) @ (k x n); returns (runner, FLOPs per call)."""
+    import tensorflow as tf
+
+    rng = np.random.default_rng(seed)
+    a = tf.constant(rng.standard_normal((m, k), dtype=np.float32))
+    b = tf.constant(rng.standard_normal((k, n), dtype=np.float32))
+
+    @tf.function
+    def repeated(count):
+        # A loop inside one graph, so Python dispatch does not count against the rate; the
+        # running sum keeps every product alive.
+        total = tf.zeros((), tf.float32)
+        for _ in tf.range(count):
+            total += tf.reduce_sum(tf.matmul(a, b)[:1, :1])
+        return total
+
+    repeated(tf.constant(1)).numpy()
+
+    def run(steps: int) -> float:
+        start = time.perf_counter()
+        repeated(tf.constant(steps)).numpy()
+        return time.perf_counter() - start
+
+    return run, 2.0 * m * k * n
+
+
+def step_runner(step: Callable[[], object]) -> Callable[[int], float]:
+    """Wraps a synchronous one-step callable as `run(steps) -> seconds`."""
+
+    def run(steps: int) -> float:
+        start = time.perf_counter()
+        for _ in range(steps):
+            step()
+        return time.perf_counter() - start
+
+    return run
+
+
+def alternate(
+    runners: dict[str, Callable[[int], float]],
+    rounds: int,
+    steps: int,
+    warmup: int,
+    steps_for: dict[str, int] | None = None,
+) -> dict[str, float]:
+    """Median seconds per step of each runner, timed round-robin in a rotated order."""
+    steps_for = steps_for or {}
+    for name, run in runners.items():
+        if warmup:
+            run(warmup)
+    per_step = {name: [] for name in runners}
+    names = list(runners)
+    for r in range(rounds):
+        order = names[r % len(names) :] + names[: r % len(names)]
+        for name in order:
+            count = steps_for.get(name, steps)
+            per_step[name].append(runners[name](count) / count)
+        print(
+            f"  round {r + 1}/{rounds}: "
+            + ", ".join(f"{n} {per_step[n][-1] * 1e3:.0f} ms" for n in names),
+            flush=True,
+        )
+    return {name: statistics.median(times) for name, times in per_step.items()}
+
+
+def print_table(header: list[str], rows: list[list[str]]) -> None:
+    widths = [max(len(str(row[c])) for row in [header] + rows) for c in range(len(header))]
+    line = "  ".join(f"{{:<{w}}}" for w in widths)
+    print(line.format(*header))
+    print(line.format(*["-" * w for w in widths]))
+    for row in rows:
+        print(line.format(*row))

@@ -1,0 +1,165 @@
+"""Classifier inference speed: ours vs keras-hub's AlbertTextClassifier vs HF (torch).
+
+    .venv/bin/python benchmarks/inference.py                   # L6 H256 E128 I1024, seq 128
+    .venv/bin/python benchmarks/inference.py --num_layers 12 --hidden_dim 768 --num_heads 12 \
+        --intermediate_dim 3072                                  # albert_base
+
+Two measurements per peer, each alternated round by round with the other peers (medians):
+latency of one sequence (batch 1) and throughput at `--batch_size` (64) sequences. Keras peers
+run `predict_on_batch` (the compiled predict function, as `model.predict` uses); Hugging Face's
+`AlbertForSequenceClassification` runs eagerly under `torch.inference_mode` when `torch` and
+`transformers` import. All peers have the same config, random weights and no dropout.
+"""
+
+import argparse
+import sys
+
+from _timing import (
+    add_model_arguments,
+    alternate,
+    backbone_config,
+    describe,
+    print_table,
+    random_batch,
+    step_runner,
+    wanted,
+)
+
+NUM_CLASSES = 2
+
+
+def keras_inputs(batch):
+    import tensorflow as tf
+
+    return {
+        "token_ids": tf.constant(batch["input_ids"]),
+        "segment_ids": tf.constant(batch["segment_ids"]),
+        "padding_mask": tf.constant(batch["input_mask"]),
+    }
+
+
+def ours(args):
+    import keras
+
+    import albert_keras as ak
+
+    keras.utils.set_random_seed(args.seed)
+    model = ak.AlbertClassifier(ak.AlbertBackbone(**backbone_config(args)), NUM_CLASSES)
+    model.compile(jit_compile=args.xla == "on")
+    return model
+
+
+def keras_hub_classifier(args):
+    import keras
+    import keras_hub
+
+    keras.utils.set_random_seed(args.seed)
+    model = keras_hub.models.AlbertTextClassifier(
+        keras_hub.models.AlbertBackbone(**backbone_config(args)),
+        NUM_CLASSES,
+        preprocessor=None,
+    )
+    model.compile(jit_compile=args.xla == "on")
+    return model
+
+
+def hugging_face(args):
+    try:
+        import torch
+        from transformers import AlbertConfig, AlbertForSequenceClassification
+    except ImportError:
+        return None
+    torch.manual_seed(args.seed)
+    config = AlbertConfig(
+        vocab_size=args.vocabulary_size,
+        embedding_size=args.embedding_dim,
+        hidden_size=args.hidden_dim,
+        num_hidden_layers=args.num_layers,
+        num_attention_heads=args.num_heads,
+        intermediate_size=args.intermediate_dim,
+        hidden_act="gelu_new",
+        hidden_dropout_prob=0.0,
+        attention_probs_dropout_prob=0.0,
+        classifier_dropout_prob=0.0,
+        max_position_embeddings=max(512, args.seq_length),
+        num_labels=NUM_CLASSES,
+    )
+    return AlbertForSequenceClassification(config).eval()
+
+
+def hugging_face_runner(model, batch):
+    import torch
+
+    inputs = {
+        "input_ids": torch.from_numpy(batch["input_ids"]).long(),
+        "attention_mask": torch.from_numpy(batch["input_mask"]).long(),
+        "token_type_ids": torch.from_numpy(batch["segment_ids"]).long(),
+    }
+
+    def step():
+        with torch.inference_mode():
+            return model(**inputs).logits.numpy()
+
+    return step_runner(step)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_model_arguments(parser, batch_size=64)
+    args = parser.parse_args(argv)
+
+    small = random_batch(1, args.seq_length, args.vocabulary_size, 1, args.seed)
+    large = random_batch(args.batch_size, args.seq_length, args.vocabulary_size, 1, args.seed)
+    latency, throughput, notes = {}, {}, []
+    for name, make in (("ours", ours), ("keras-hub", keras_hub_classifier)):
+        if wanted(args, name):
+            model = make(args)
+            for runners, batch in ((latency, small), (throughput, large)):
+                x = keras_inputs(batch)
+                runners[name] = step_runner(lambda model=model, x=x: model.predict_on_batch(x))
+    if wanted(args, "hf"):
+        model = hugging_face(args)
+        if model is None:
+            notes.append("hf: skipped (torch / transformers not importable)")
+        else:
+            latency["hf"] = hugging_face_runner(model, small)
+            throughput["hf"] = hugging_face_runner(model, large)
+
+    print(f"inference: {describe(args)}")
+    print("batch 1 latency:")
+    one = alternate(latency, args.rounds, 4 * args.steps, args.warmup)
+    print(f"batch {args.batch_size} throughput:")
+    many = alternate(throughput, args.rounds, args.steps, args.warmup)
+    rows = []
+    for name in one:
+        rows.append(
+            [
+                name,
+                f"{one[name] * 1e3:.1f}",
+                f"{one['keras-hub'] / one[name]:.2f}" if "keras-hub" in one else "-",
+                f"{one['hf'] / one[name]:.2f}" if "hf" in one else "-",
+                f"{args.batch_size / many[name]:.1f}",
+                f"{many['keras-hub'] / many[name]:.2f}" if "keras-hub" in many else "-",
+                f"{many['hf'] / many[name]:.2f}" if "hf" in many else "-",
+            ]
+        )
+    print()
+    print_table(
+        [
+            "peer",
+            "batch-1 ms",
+            "speed x keras-hub",
+            "x hf",
+            f"batch-{args.batch_size} seq/s",
+            "x keras-hub",
+            "x hf",
+        ],
+        rows,
+    )
+    for note in notes:
+        print(note)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,211 @@
+"""Pretraining step speed: ours (MLM + SOP) vs keras-hub's AlbertMaskedLM vs HF (torch).
+
+    .venv/bin/python benchmarks/train_step.py                  # L6 H256 E128 I1024, 16 x 128
+    .venv/bin/python benchmarks/train_step.py --xla on --rounds 7 --steps 5
+
+Every peer trains on the same synthetic batch (full-length sequences, 20 masked positions) with
+the same optimizer settings (AdamW 1e-4, weight decay 0.01, epsilon 1e-6, gradients clipped to
+global norm 1): ours through `AlbertPretrainer.train_on_batch` (MLM + SOP, its own loss and
+metrics), keras-hub's `AlbertMaskedLM.train_on_batch` (MLM only, its default loss and weighted
+accuracy), and Hugging Face's `AlbertForPreTraining` (MLM + SOP, eager torch, its default
+attention) when `torch` and `transformers` import. A TensorFlow matmul is timed in the same
+rounds, so the model FLOPs/s can be read as a fraction of what this machine does on a matmul
+right now. Peers alternate round by round; the table shows medians.
+"""
+
+import argparse
+import functools
+import sys
+
+from _timing import (
+    add_model_arguments,
+    alternate,
+    backbone_config,
+    describe,
+    matmul_runner,
+    print_table,
+    random_batch,
+    step_runner,
+    train_flops_per_sequence,
+    wanted,
+)
+
+LEARNING_RATE = 1e-4
+
+
+def keras_optimizer():
+    import keras
+
+    return keras.optimizers.AdamW(
+        learning_rate=LEARNING_RATE, weight_decay=0.01, epsilon=1e-6, global_clipnorm=1.0
+    )
+
+
+def ours(args, batch):
+    import keras
+    import tensorflow as tf
+
+    import albert_keras as ak
+
+    keras.utils.set_random_seed(args.seed)
+    pretrainer = ak.AlbertPretrainer(
+        ak.AlbertBackbone(**backbone_config(args)), sentence_objective="sop"
+    )
+    pretrainer.compile(optimizer=keras_optimizer(), jit_compile=args.xla == "on")
+    x = {key: tf.constant(value) for key, value in batch.items()}
+    count_traces(pretrainer)
+    return step_runner(lambda: pretrainer.train_on_batch(x)), pretrainer
+
+
+def count_traces(model):
+    """Counts Python calls of `model.call` in `model.trace_count` (graph mode: traces only)."""
+    model.trace_count = 0
+    call = model.call
+
+    @functools.wraps(call)
+    def counted(*args, **kwargs):
+        model.trace_count += 1
+        return call(*args, **kwargs)
+
+    model.call = counted
+
+
+def keras_hub_masked_lm(args, batch):
+    import keras
+    import keras_hub
+    import tensorflow as tf
+
+    keras.utils.set_random_seed(args.seed)
+    config = backbone_config(args)
+    masked_lm = keras_hub.models.AlbertMaskedLM(
+        keras_hub.models.AlbertBackbone(**config), preprocessor=None
+    )
+    masked_lm.compile(optimizer=keras_optimizer(), jit_compile=args.xla == "on")
+    x = {
+        "token_ids": tf.constant(batch["input_ids"]),
+        "segment_ids": tf.constant(batch["segment_ids"]),
+        "padding_mask": tf.constant(batch["input_mask"]),
+        "mask_positions": tf.constant(batch["masked_lm_positions"]),
+    }
+    y = tf.constant(batch["masked_lm_ids"])
+    weights = tf.constant(batch["masked_lm_weights"])
+    return step_runner(lambda: masked_lm.train_on_batch(x, y, sample_weight=weights))
+
+
+def hugging_face(args, batch):
+    """HF's AlbertForPreTraining in eager torch, or None when torch/transformers are missing."""
+    try:
+        import torch
+        from transformers import AlbertConfig, AlbertForPreTraining
+    except ImportError:
+        return None
+    torch.manual_seed(args.seed)
+    config = AlbertConfig(
+        vocab_size=args.vocabulary_size,
+        embedding_size=args.embedding_dim,
+        hidden_size=args.hidden_dim,
+        num_hidden_layers=args.num_layers,
+        num_attention_heads=args.num_heads,
+        intermediate_size=args.intermediate_dim,
+        hidden_act="gelu_new",
+        hidden_dropout_prob=0.0,
+        attention_probs_dropout_prob=0.0,
+        max_position_embeddings=max(512, args.seq_length),
+    )
+    model = AlbertForPreTraining(config).train()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=LEARNING_RATE, weight_decay=0.01, eps=1e-6)
+    labels = torch.full(batch["input_ids"].shape, -100, dtype=torch.long)
+    positions = torch.from_numpy(batch["masked_lm_positions"]).long()
+    labels.scatter_(1, positions, torch.from_numpy(batch["masked_lm_ids"]).long())
+    inputs = {
+        "input_ids": torch.from_numpy(batch["input_ids"]).long(),
+        "attention_mask": torch.from_numpy(batch["input_mask"]).long(),
+        "token_type_ids": torch.from_numpy(batch["segment_ids"]).long(),
+        "labels": labels,
+        "sentence_order_label": torch.from_numpy(batch["next_sentence_labels"][:, 0]).long(),
+    }
+
+    def step():
+        optimizer.zero_grad(set_to_none=True)
+        loss = model(**inputs).loss
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        return loss.item()
+
+    return step_runner(step)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_model_arguments(parser, batch_size=16)
+    parser.add_argument("--num_predictions", type=int, default=20, help="masked positions")
+    parser.add_argument(
+        "--matmul", default="2048,1024,1024", help="m,k,n of the reference fp32 matmul"
+    )
+    args = parser.parse_args(argv)
+
+    import tensorflow as tf
+
+    batch = random_batch(
+        args.batch_size, args.seq_length, args.vocabulary_size, args.num_predictions, args.seed
+    )
+    runners, notes = {}, []
+    if wanted(args, "ours"):
+        runners["ours"], pretrainer = ours(args, batch)
+    if wanted(args, "keras-hub"):
+        runners["keras-hub"] = keras_hub_masked_lm(args, batch)
+    if wanted(args, "hf"):
+        hf = hugging_face(args, batch)
+        if hf is None:
+            notes.append("hf: skipped (torch / transformers not importable)")
+        else:
+            runners["hf"] = hf
+    m, k, n = (int(v) for v in args.matmul.split(","))
+    runners["tf matmul"], matmul_flops = matmul_runner(m, k, n, args.seed)
+
+    print(f"train step: {describe(args)}, {args.num_predictions} masked positions")
+    print(
+        f"TensorFlow {tf.__version__}, {tf.config.threading.get_intra_op_parallelism_threads()}"
+        " intra-op threads (0 = all cores)"
+    )
+    # The matmul gets as many calls as keep its timing comparable to one model step.
+    seconds = alternate(
+        runners, args.rounds, args.steps, args.warmup, steps_for={"tf matmul": 20 * args.steps}
+    )
+    matmul_rate = matmul_flops / seconds.pop("tf matmul")
+    tokens = args.batch_size * args.seq_length
+    step_flops = args.batch_size * train_flops_per_sequence(args, args.num_predictions)
+    rows = []
+    for name, sec in seconds.items():
+        rate = tokens / sec
+        rows.append(
+            [
+                name,
+                f"{sec * 1e3:.0f}",
+                f"{rate:.0f}",
+                f"{rate / (tokens / seconds['keras-hub']):.2f}" if "keras-hub" in seconds else "-",
+                f"{rate / (tokens / seconds['hf']):.2f}" if "hf" in seconds else "-",
+                f"{step_flops / sec / 1e9:.1f}",
+                f"{step_flops / sec / matmul_rate:.0%}",
+            ]
+        )
+    print()
+    print_table(
+        ["peer", "ms/step", "tokens/s", "x keras-hub", "x hf", "model GFLOP/s", "of matmul"],
+        rows,
+    )
+    print(
+        f"tf matmul {m}x{k}x{n} fp32: {matmul_rate / 1e9:.1f} GFLOP/s; "
+        f"model FLOPs per step {step_flops / 1e9:.1f} G (3x forward, MLM at masked positions)"
+    )
+    if "ours" in runners:
+        # `call` runs in Python only while a tf.function traces: 1 = traced once, no retracing.
+        print(f"ours: AlbertPretrainer.call traced {pretrainer.trace_count} time(s) in all")
+    for note in notes:
+        print(note)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
