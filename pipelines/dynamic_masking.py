@@ -20,10 +20,12 @@ The visit (3) is sequential by nature, so it is one `tf.while_loop` step per vis
 step vectorized over the whole batch and everything that does not depend on earlier steps computed
 before the loop. The loop ends as soon as every example has met its budget, which takes a few
 dozen steps whatever the sequence length; the random order comes from draws with replacement (see
-`_visit_order`) so no example sorts T keys.
+`_first_draws`), so no example sorts T keys.
 
-Every draw is a stateless op keyed by the `seed` passed in, so a batch and a seed give the same
-masks on every run and machine.
+Speed (the reader's goal is 20,000 examples/s per core at seq 512): the parts without a random op
+are compiled by XLA, which fuses their element-wise work and runs the loop without TF's per-step
+executor cost (~100 us a step); every draw is a TF stateless op outside them, keyed by the `seed`
+passed in, so a batch and a seed give the same masks on every run and machine.
 """
 
 import tensorflow as tf
@@ -47,18 +49,40 @@ def _gather_rows(values: tf.Tensor, index: tf.Tensor) -> tf.Tensor:
 
 
 def _write_rows(values: tf.Tensor, positions: tf.Tensor, updates: tf.Tensor, use: tf.Tensor):
-    """`values[b, positions[b, i]] = updates[b, i]` where `use[b, i]` (positions distinct).
+    """`values[b, positions[b, i]] = updates[b, i]` where `use[b, i]` (used positions distinct).
 
-    A segment sum of the differences: unlike `tensor_scatter_nd_update` it never copies `values`
-    (measured several times slower here), and unused slots add 0 wherever they point.
+    Adds the differences, so an unused slot adds 0 wherever it points (with plain updates a
+    duplicate index would leave the result undefined). Meant for XLA, which scatters in place.
     """
-    batch_size, width = tf.shape(values)[0], values.shape[1]
     positions = tf.cast(positions, tf.int32)
     delta = tf.where(use, tf.cast(updates, values.dtype) - _gather_rows(values, positions), 0)
-    flat = tf.math.unsorted_segment_sum(
-        delta, positions + tf.range(batch_size)[:, None] * width, batch_size * width
-    )
-    return values + tf.reshape(flat, [batch_size, width])
+    rows = tf.broadcast_to(tf.range(tf.shape(positions)[0])[:, None], tf.shape(positions))
+    return tf.tensor_scatter_nd_add(values, tf.stack([rows, positions], axis=-1), delta)
+
+
+def _running_counts(flags: list[tf.Tensor], block: int = 16) -> list[tf.Tensor]:
+    """Inclusive cumulative sums along axis 1 of (B, T) bool tensors, as int32.
+
+    Two small matmuls with triangular ones (within blocks of `block`, then across blocks): TF's
+    CPU `cumsum` takes ~1 ms for one (256, 512) tensor, this ~0.3 ms for two. Exact: float32
+    holds every count up to 2**24.
+    """
+    batch_size, width = tf.shape(flags[0])[0], flags[0].shape[1]
+    padding = -width % block
+    num_blocks = (width + padding) // block
+    stacked = tf.pad(tf.cast(tf.stack(flags), tf.float32), [[0, 0], [0, 0], [0, padding]])
+    within = tf.linalg.band_part(tf.ones([block, block]), 0, -1)
+    counts = tf.matmul(tf.reshape(stacked, [-1, block]), within)
+    counts = tf.reshape(counts, [len(flags) * batch_size, num_blocks, block])
+    earlier_blocks = tf.linalg.band_part(tf.ones([num_blocks, num_blocks]), 0, -1)
+    offsets = tf.matmul(counts[:, :, -1], earlier_blocks - tf.eye(num_blocks))
+    counts = tf.reshape(counts + offsets[:, :, None], [len(flags), batch_size, -1])
+    return tf.unstack(tf.cast(counts[:, :, :width], tf.int32))
+
+
+@tf.function(jit_compile=True)
+def _restore(input_ids, masked_lm_positions, masked_lm_ids, masked_lm_weights):
+    return _write_rows(input_ids, masked_lm_positions, masked_lm_ids, masked_lm_weights > 0)
 
 
 def restore_original_tokens(
@@ -84,8 +108,12 @@ def restore_original_tokens(
     [[2, 57, 3]]
     """
     input_ids = tf.convert_to_tensor(input_ids)
-    real = tf.convert_to_tensor(masked_lm_weights) > 0
-    return _write_rows(input_ids, masked_lm_positions, masked_lm_ids, real)
+    return _restore(
+        input_ids,
+        tf.cast(masked_lm_positions, tf.int32),
+        tf.cast(masked_lm_ids, input_ids.dtype),
+        tf.cast(masked_lm_weights, tf.float32),
+    )
 
 
 def _ngram_lengths(shape, seed: tf.Tensor, max_ngram: int) -> tf.Tensor:
@@ -96,32 +124,76 @@ def _ngram_lengths(shape, seed: tf.Tensor, max_ngram: int) -> tf.Tensor:
     return 1 + tf.reduce_sum(tf.cast(draws[..., None] >= cdf, tf.int32), axis=-1)
 
 
-def _visit_order(num_words: tf.Tensor, num_draws: int, seed: tf.Tensor):
-    """The first distinct words of a uniformly random order of each example's words.
+# === Compiled by XLA (no random op inside) ===
 
-    Draws `num_draws` words uniformly with replacement and keeps each one's first draw: in order
-    of first draw they are the start of a uniformly random permutation, as the official
-    `rng.shuffle`, without sorting T keys per example.
+
+@tf.function(jit_compile=True)
+def _word_structure(input_ids, input_mask, token_boundary, special_ids, max_ngram, prob, slots):
+    """Words and budgets (steps 1 and 2 of the module docstring).
 
     Returns:
-        `(words, count)`: int tensors (B, num_draws) with the distinct words first, and (B,).
+        `candidates_so_far` (B, T): candidates up to and including each position;
+        `words_cum` (B, T + max_ngram + 1): rank of each word's first token among the example's
+        candidates, `num_candidates` past the last word (so an n-gram running past it is cut
+        there, and no index into it clips); `num_words` (B,); `budget` (B,).
     """
-    draws = tf.random.stateless_uniform([tf.shape(num_words)[0], num_draws], seed=seed)
+    batch_size, seq_length = tf.shape(input_ids)[0], input_ids.shape[1]
+    real = tf.cast(input_mask, tf.bool)
+    candidate = real
+    for special in special_ids:
+        candidate &= tf.not_equal(input_ids, special)
+    boundary_start = candidate & (tf.cast(token_boundary, tf.int32) > 0)
+    candidates_so_far, starts_so_far = _running_counts([candidate, boundary_start])
+    # The first candidate starts a word even without a boundary (`cand_indexes` does so): then
+    # every word id moves up by one.
+    unmarked_first = tf.reduce_any(candidate & tf.equal(starts_so_far, 0), axis=1)
+    word_id = starts_so_far - 1 + tf.cast(unmarked_first, tf.int32)[:, None]
+    num_words, num_candidates = word_id[:, -1] + 1, candidates_so_far[:, -1]
+    width = seq_length + max_ngram + 1
+    rows = tf.range(batch_size)[:, None]
+    words_cum = tf.math.unsorted_segment_min(
+        candidates_so_far - 1,
+        tf.where(candidate, rows * width + word_id, batch_size * width),
+        batch_size * width + 1,
+    )[:-1]
+    words_cum = tf.where(
+        tf.range(width)[None, :] < num_words[:, None],
+        tf.reshape(words_cum, [batch_size, width]),
+        num_candidates[:, None],
+    )
+    # Round half to even on float64, so budgets match Python's round() in the official code.
+    num_tokens = tf.cast(tf.reduce_sum(tf.cast(real, tf.int32), axis=1), tf.float64)
+    budget = tf.minimum(slots, tf.maximum(1, tf.cast(tf.round(num_tokens * prob), tf.int32)))
+    return candidates_so_far, words_cum, num_words, budget
+
+
+@tf.function(jit_compile=True)
+def _first_draws(draws: tf.Tensor, num_words: tf.Tensor):
+    """Words drawn uniformly with replacement, and which draws are a word's first.
+
+    In order of first draw the words are the start of a uniformly random permutation, as the
+    official `rng.shuffle`, without sorting T keys per example; a repeated draw is a no-op step.
+
+    Args:
+        draws: float (B, S). Uniform in [0, 1).
+        num_words: int (B,).
+
+    Returns:
+        `(words, first)`: int (B, S) and bool (B, S).
+    """
+    num_draws = draws.shape[1]
     words = tf.minimum(
         tf.cast(draws * tf.cast(num_words[:, None], tf.float32), tf.int32),
         tf.maximum(num_words[:, None] - 1, 0),
     )
     earlier = tf.range(num_draws)[:, None] > tf.range(num_draws)[None, :]
     repeat = tf.reduce_any(tf.equal(words[:, :, None], words[:, None, :]) & earlier, axis=2)
-    # Distinct words first, each group in draw order: top_k of a key that demotes repeats.
-    step = tf.range(num_draws)[None, :]
-    _, order = tf.math.top_k(-(step + num_draws * tf.cast(repeat, tf.int32)), k=num_draws)
-    count = tf.reduce_sum(1 - tf.cast(repeat, tf.int32), axis=1)
-    return _gather_rows(words, order), tf.minimum(count, num_words)
+    return words, ~repeat & (num_words[:, None] > 0)
 
 
-def _greedy_visit(words, count, ngram, max_ngram, words_cum, budget, spans):
-    """Runs the official greedy over `words[:, :count]`, one loop step per visited word.
+@tf.function(jit_compile=True)
+def _greedy_visit(words, first, ngram, max_ngram, words_cum, budget, spans):
+    """Runs the official greedy over `words` where `first`, one visited word per loop step.
 
     Spans are kept as ranges of candidate ranks (the i-th candidate token of an example has rank
     i), which words partition, so touching a masked word is overlapping a taken range. At most P
@@ -129,9 +201,10 @@ def _greedy_visit(words, count, ngram, max_ngram, words_cum, budget, spans):
     step would copy.
 
     Args:
-        words: int (B, S). Words in visiting order; `count` (B,) of them are real.
+        words: int (B, S). Words in visiting order; steps where `first` (B, S) is False are
+            skipped (a word visited already, or past the row's words).
         ngram: int (B, S). The n drawn at each step, at most `max_ngram`.
-        words_cum: int (B, C). Rank of each word's first token (see `mask_whole_word_ngrams`).
+        words_cum: int (B, C). See `_word_structure`.
         budget: int (B,). Tokens to mask.
         spans: `(lo, hi, num_spans, num_masked)`: the rank ranges [lo, hi) taken so far, (B, P)
             each, how many (B,) and the tokens in them (B,).
@@ -139,18 +212,18 @@ def _greedy_visit(words, count, ngram, max_ngram, words_cum, budget, spans):
     Returns:
         The new `spans`.
     """
-    num_steps, num_slots = tf.shape(words)[1], spans[0].shape[1]
+    num_slots = spans[0].shape[1]
+    num_steps = words.shape[1]
     # Everything that does not depend on earlier steps, time-major (one row read per step):
     # bounds[..., 0] is where the anchor word starts, bounds[..., n] where its n-gram ends.
     bounds = _gather_rows(words_cum, words[:, :, None] + tf.range(max_ngram + 1))
-    drawn = (tf.range(max_ngram) < ngram[:, :, None]) & (
-        tf.range(num_steps)[None, :, None] < count[:, None, None]
-    )
+    drawn = (tf.range(max_ngram) < ngram[:, :, None]) & first[:, :, None]
     bounds, drawn = tf.transpose(bounds, [1, 0, 2]), tf.transpose(drawn, [1, 0, 2])
+    last_step = tf.reduce_max(tf.where(first, tf.range(1, num_steps + 1), 0), axis=1)
     slot = tf.range(num_slots)[None, :]
 
     def keep_visiting(step, lo, hi, num_spans, num_masked):
-        return (step < num_steps) & tf.reduce_any((num_masked < budget) & (step < count))
+        return (step < num_steps) & tf.reduce_any((num_masked < budget) & (step < last_step))
 
     def visit(step, lo, hi, num_spans, num_masked):
         start, ends = bounds[step][:, 0], bounds[step][:, 1:]
@@ -172,25 +245,40 @@ def _greedy_visit(words, count, ngram, max_ngram, words_cum, budget, spans):
     return tf.while_loop(keep_visiting, visit, (tf.constant(0), *spans))[1:]
 
 
+@tf.function(jit_compile=True)
 def _spans_to_ranks(lo, hi, num_spans):
     """Lists the ranks inside the spans in ascending order, padded with 0.
+
+    (B, P, P) comparisons rather than a sort: XLA fuses them, and its sort costs more.
 
     Returns:
         `(ranks, used)`: int (B, P) and bool (B, P).
     """
     num_slots = lo.shape[1]
-    slot = tf.range(num_slots)[None, :]
-    key = tf.where(slot < num_spans[:, None], -lo, -(2**30))
-    sorted_key, order = tf.math.top_k(key, k=num_slots)
-    lo, hi = _gather_rows(lo, order), _gather_rows(hi, order)
-    length = tf.where(sorted_key > -(2**30), hi - lo, 0)
-    ends = tf.cumsum(length, axis=1)
-    # Slot i falls in the first span whose running end passes i.
-    span = tf.reduce_sum(tf.cast(ends[:, None, :] <= slot[:, :, None], tf.int32), axis=2)
-    span = tf.minimum(span, num_slots - 1)
-    offset = slot - _gather_rows(ends - length, span)
-    used = slot < ends[:, -1:]
-    return tf.where(used, _gather_rows(lo, span) + offset, 0), used
+    slot = tf.range(num_slots)
+    length = tf.where(slot[None, :] < num_spans[:, None], hi - lo, 0)
+    # Tokens in the spans that start before each span: where its ranks go in the slot list.
+    before = tf.reduce_sum(tf.where(lo[:, None, :] < lo[:, :, None], length[:, None, :], 0), axis=2)
+    # inside[b, i, j]: slot i holds a rank of span j.
+    offset = slot[None, :, None] - before[:, None, :]
+    inside = (offset >= 0) & (offset < length[:, None, :])
+    ranks = tf.reduce_sum(tf.where(inside, lo[:, None, :] + offset, 0), axis=2)
+    return ranks, tf.reduce_any(inside, axis=2)
+
+
+@tf.function(jit_compile=True)
+def _apply_masks(input_ids, positions, used, first_draw, second_draw, random_ids, mask_id):
+    """Labels, and [MASK] (first_draw < 0.8) / kept / random ids written at the positions."""
+    labels = tf.where(used, _gather_rows(input_ids, positions), 0)
+    replacement = tf.where(
+        first_draw < 0.8,
+        tf.cast(mask_id, input_ids.dtype),
+        tf.where(second_draw < 0.5, labels, tf.cast(random_ids, input_ids.dtype)),
+    )
+    return _write_rows(input_ids, positions, replacement, used), labels
+
+
+# === Public ===
 
 
 def mask_whole_word_ngrams(
@@ -246,83 +334,52 @@ def mask_whole_word_ngrams(
     seq_length, num_slots = input_ids.shape[1], max_predictions_per_seq
     batch_size = tf.shape(input_ids)[0]
     seeds = tf.unstack(tf.random.experimental.stateless_split(seed, num=6))
-    positions = tf.range(seq_length)[None, :]
-    rows = tf.range(batch_size)[:, None]
 
-    # === Words from token_boundary ===
-    real = tf.cast(input_mask, tf.bool)
-    candidate = real & (input_ids > pad_id) & tf.not_equal(input_ids, cls_id)
-    candidate &= tf.not_equal(input_ids, sep_id)
-    first_candidate = tf.argmax(tf.cast(candidate, tf.int32), axis=1, output_type=tf.int32)
-    word_start = candidate & (
-        (tf.cast(token_boundary, tf.int32) > 0) | tf.equal(positions, first_candidate[:, None])
-    )
-    # One cumsum gives both running counts (each < 4096): a CPU scan costs as much as a sort.
-    packed = tf.cumsum(tf.cast(word_start, tf.int32) + 4096 * tf.cast(candidate, tf.int32), 1)
-    word_id = packed % 4096 - 1
-    rank = packed // 4096 - 1  # of a candidate among its example's candidates
-    num_words, num_candidates = word_id[:, -1] + 1, rank[:, -1] + 1
-    # float64 and round-half-to-even, so budgets match Python's round() in the official code.
-    num_tokens = tf.reduce_sum(tf.cast(real, tf.float64), axis=1)
-    budget = tf.minimum(
-        num_slots, tf.maximum(1, tf.cast(tf.round(num_tokens * masked_lm_prob), tf.int32))
-    )
-    # words_cum[b, w]: rank of word w's first token; num_candidates for w >= num_words, so an
-    # n-gram running past the last word is cut there. Width T + max_ngram + 1: no index clips.
-    cum_width = seq_length + max_ngram + 1
-    words_cum = tf.math.unsorted_segment_sum(
-        rank,
-        tf.where(word_start, rows * cum_width + word_id, batch_size * cum_width),
-        batch_size * cum_width + 1,
-    )[:-1]
-    words_cum = tf.where(
-        tf.range(cum_width)[None, :] < num_words[:, None],
-        tf.reshape(words_cum, [batch_size, cum_width]),
-        num_candidates[:, None],
+    candidates_so_far, words_cum, num_words, budget = _word_structure(
+        input_ids,
+        input_mask,
+        token_boundary,
+        (pad_id, cls_id, sep_id),
+        max_ngram,
+        masked_lm_prob,
+        num_slots,
     )
 
     # === The greedy visit ===
     # 2P + 8 draws give nearly every example enough distinct words to meet its budget (about 20
     # are visited at P=20); the rare rest go on over a random order of the words not visited.
     num_draws = 2 * num_slots + 8
-    words, count = _visit_order(num_words, num_draws, seeds[0])
+    draws = tf.random.stateless_uniform([batch_size, num_draws], seed=seeds[0])
+    words, first = _first_draws(draws, num_words)
     ngram = _ngram_lengths([batch_size, num_draws], seeds[1], max_ngram)
     no_spans = tf.zeros([batch_size, num_slots], tf.int32)
     no_masks = tf.zeros([batch_size], tf.int32)
     spans = _greedy_visit(
-        words, count, ngram, max_ngram, words_cum, budget, (no_spans, no_spans, no_masks, no_masks)
+        words, first, ngram, max_ngram, words_cum, budget, (no_spans, no_spans, no_masks, no_masks)
     )
+    num_visited = tf.reduce_sum(tf.cast(first, tf.int32), axis=1)
 
     def visit_the_rest():
-        visited = _write_rows(
-            tf.zeros_like(word_id), words, tf.ones_like(words), tf.range(num_draws) < count[:, None]
-        )
+        positions = tf.range(seq_length)[None, :]
+        visited = _write_rows(tf.zeros_like(candidates_so_far), words, tf.ones_like(words), first)
         keys = tf.random.stateless_uniform([batch_size, seq_length], seed=seeds[2])
         keys = tf.where((visited > 0) | (positions >= num_words[:, None]), 2.0, keys)
         rest = tf.argsort(keys, axis=1)
+        rest_first = positions < (num_words - num_visited)[:, None]
         rest_ngram = _ngram_lengths([batch_size, seq_length], seeds[3], max_ngram)
-        return _greedy_visit(
-            rest, num_words - count, rest_ngram, max_ngram, words_cum, budget, spans
-        )
+        return _greedy_visit(rest, rest_first, rest_ngram, max_ngram, words_cum, budget, spans)
 
-    unfinished = tf.reduce_any((spans[3] < budget) & (count < num_words))
+    unfinished = tf.reduce_any((spans[3] < budget) & (num_visited < num_words))
     lo, hi, num_spans, _ = tf.cond(unfinished, visit_the_rest, lambda: spans)
 
     # === Prediction slots, sorted by position ===
     ranks, slot_used = _spans_to_ranks(lo, hi, num_spans)
-    # Position of each rank: where the candidates are, in rank order.
-    candidate_position = tf.math.unsorted_segment_sum(
-        tf.broadcast_to(positions, tf.shape(rank)),
-        tf.where(candidate, rows * seq_length + rank, batch_size * seq_length),
-        batch_size * seq_length + 1,
-    )[:-1]
-    slot_positions = _gather_rows(tf.reshape(candidate_position, [batch_size, seq_length]), ranks)
-    slot_positions = tf.where(slot_used, slot_positions, 0)
-    labels = tf.where(slot_used, _gather_rows(input_ids, slot_positions), 0)
+    # Rank r sits at the first position where more than r candidates have been seen.
+    slot_positions = tf.where(slot_used, tf.searchsorted(candidates_so_far, ranks, side="right"), 0)
 
     # 80% [MASK], 10% kept, 10% random, drawn per slot (two draws, as the official code).
-    first = tf.random.stateless_uniform([batch_size, num_slots], seed=seeds[4])
-    second = tf.random.stateless_uniform([batch_size, num_slots], seed=seeds[5])
+    first_draw = tf.random.stateless_uniform([batch_size, num_slots], seed=seeds[4])
+    second_draw = tf.random.stateless_uniform([batch_size, num_slots], seed=seeds[5])
     random_ids = tf.random.stateless_uniform(
         [batch_size, num_slots],
         seed=tf.random.experimental.stateless_fold_in(seeds[5], 1),
@@ -330,15 +387,13 @@ def mask_whole_word_ngrams(
         maxval=vocabulary_size,
         dtype=tf.int32,
     )
-    replacement = tf.where(
-        first < 0.8,
-        tf.cast(mask_id, dtype),
-        tf.where(second < 0.5, labels, tf.cast(random_ids, dtype)),
+    masked_ids, labels = _apply_masks(
+        input_ids, slot_positions, slot_used, first_draw, second_draw, random_ids, mask_id
     )
     masks = {
-        "input_ids": _write_rows(input_ids, slot_positions, replacement, slot_used),
+        "input_ids": masked_ids,
         "masked_lm_positions": tf.cast(slot_positions, dtype),
-        "masked_lm_ids": tf.cast(labels, dtype),
+        "masked_lm_ids": labels,
         "masked_lm_weights": tf.cast(slot_used, tf.float32),
     }
     if return_span_words:

@@ -196,10 +196,12 @@ def read_pretraining_records(
     if repeat:
         dataset = dataset.repeat()
     dataset = dataset.batch(batch_size, drop_remainder=drop_remainder)
-    dataset = dataset.map(
-        lambda serialized: _parse_batch(serialized, lengths), num_parallel_calls=tf.data.AUTOTUNE
-    )
-    if dynamic_masking:
+    if not dynamic_masking:
+        dataset = dataset.map(
+            lambda serialized: _parse_batch(serialized, lengths),
+            num_parallel_calls=tf.data.AUTOTUNE,
+        )
+    else:
         masking = {
             "vocabulary_size": vocabulary_size,
             "masked_lm_prob": masked_lm_prob,
@@ -209,15 +211,17 @@ def read_pretraining_records(
             "sep_id": sep_id,
             "mask_id": mask_id,
         }
+
+        # Plain TF ops with explicit loops: skipping AutoGraph's conversion saves seconds; parse
+        # and re-mask in one map saves a stage's hand-over per batch.
+        @tf.autograph.experimental.do_not_convert
+        def parse_and_remask(serialized, batch_seed):
+            return remask_batch(_parse_batch(serialized, lengths), batch_seed, **masking)
+
         # A fresh seed per batch, different every epoch yet fixed by `seed`.
         seeds = tf.data.Dataset.random(seed=seed + 2, rerandomize_each_iteration=True).batch(2)
-        # Plain TF ops with explicit loops: skipping AutoGraph's conversion saves seconds.
-        remask = tf.autograph.experimental.do_not_convert(
-            lambda batch, batch_seed: remask_batch(batch, batch_seed, **masking)
-        )
         dataset = tf.data.Dataset.zip(dataset, seeds).map(
-            remask,
-            num_parallel_calls=tf.data.AUTOTUNE,
+            parse_and_remask, num_parallel_calls=tf.data.AUTOTUNE
         )
     options = tf.data.Options()
     # A seeded or unshuffled pipeline keeps its order; otherwise let fast workers go first.
