@@ -90,15 +90,17 @@ def mask_ngrams(
     ...                     max_predictions_per_seq=20, vocabulary_size=30000)
     >>> batch.masked_lm_weights.sum(axis=1)  # == batch.num_to_predict where words allow
     """
-    num_examples = input_ids.shape[0]
+    num_examples, seq_length = input_ids.shape
     real = input_mask != 0
     candidate = real.copy()
     for special in special_ids:
         candidate &= input_ids != special
-    # Everything below works on the candidate tokens only, listed row by row (row-major).
-    token_row, token_column = np.nonzero(candidate)
+    # Everything below works on the candidate tokens only, by flat index in row-major order
+    # (1-D gathers and scatters cost a fraction of 2-D fancy indexing).
+    flat_token = np.flatnonzero(candidate)
+    token_row = flat_token // seq_length
     # A word starts at a candidate with boundary 1, and at a row's first candidate whatever it is.
-    starts = token_boundary[token_row, token_column] != 0
+    starts = token_boundary.reshape(-1)[flat_token] != 0
     starts[1:] |= token_row[1:] != token_row[:-1]
     starts[:1] = True
     num_words = np.bincount(token_row[starts], minlength=num_examples)
@@ -115,31 +117,31 @@ def mask_ngrams(
     budget = np.minimum(
         max_predictions_per_seq, np.maximum(1, np.round(num_tokens * masked_lm_prob))
     ).astype(np.int64)
-    covered, span_words, drawn_ngrams = _choose_spans(
-        rng, num_words, word_end, budget, ngram, max_predictions_per_seq
-    )
+    covered, span_words, drawn_ngrams = _choose_spans(rng, num_words, word_end, budget, ngram)
 
     # Token level: a candidate token is masked when its word is; in row-major order the
     # positions come out sorted, as the official code sorts its masked_lms.
-    masked = covered.reshape(-1)[flat_word] if max_words else np.zeros(0, bool)
-    row, position = token_row[masked], token_column[masked]
+    masked = flat_token[covered.reshape(-1)[flat_word]] if max_words else flat_token[:0]
+    row, position = np.divmod(masked, seq_length)
     counts = np.bincount(row, minlength=num_examples)
-    slot = np.arange(row.size) - np.repeat(np.cumsum(counts) - counts, counts)
+    slot = row * max_predictions_per_seq + (
+        np.arange(row.size) - np.repeat(np.cumsum(counts) - counts, counts)
+    )
     shape = (num_examples, max_predictions_per_seq)
     masked_lm_positions = np.zeros(shape, np.int32)
     masked_lm_ids = np.zeros(shape, np.int32)
     masked_lm_weights = np.zeros(shape, np.float32)
-    masked_lm_positions[row, slot] = position
-    masked_lm_ids[row, slot] = input_ids[row, position]
-    masked_lm_weights[row, slot] = 1.0
+    masked_lm_positions.reshape(-1)[slot] = position
+    masked_lm_ids.reshape(-1)[slot] = input_ids.reshape(-1)[masked]
+    masked_lm_weights.reshape(-1)[slot] = 1.0
 
     # One uniform per masked token: [0, 0.8) -> [MASK], [0.8, 0.9) kept, [0.9, 1) random.
     draw = rng.random(row.size)
     random_ids = rng.integers(first_normal_id, vocabulary_size, size=row.size)
     output_ids = input_ids.copy()
     to_mask, to_random = draw < 0.8, draw >= 0.9
-    output_ids[row[to_mask], position[to_mask]] = mask_id
-    output_ids[row[to_random], position[to_random]] = random_ids[to_random]
+    output_ids.reshape(-1)[masked[to_mask]] = mask_id
+    output_ids.reshape(-1)[masked[to_random]] = random_ids[to_random]
     replacements = np.array(
         [to_mask.sum(), row.size - to_mask.sum() - to_random.sum(), to_random.sum()], np.int64
     )
@@ -156,59 +158,63 @@ def mask_ngrams(
     )
 
 
-def _choose_spans(rng, num_words, word_end, budget, ngram, max_predictions):
+def _choose_spans(rng, num_words, word_end, budget, ngram):
     """Step 3: the greedy visit, one word per example per step. Returns covered words (N, W)."""
     num_examples, max_words = num_words.size, word_end.shape[1] - 1
     cumulative = np.cumsum(ngram_probabilities(ngram))[:-1]
     # The visit order is an incremental Fisher-Yates shuffle of each row's words: step k swaps
     # a random unvisited word into place k, so only visited places cost a draw (a full shuffle
     # or a sort of every row would cost ~10x more, as most rows stop after a few dozen words).
-    order = np.tile(np.arange(max_words, dtype=np.int64), (num_examples, 1))
-    # Flat views, so each step gathers a (visits, ngram) block with one fancy index. `covered`
-    # is padded by `ngram` columns so a span's words never run past a row.
-    word_end_flat = word_end.ravel()
+    order = np.tile(np.arange(max_words, dtype=np.int64), num_examples)
+    # `covered` is padded by `ngram` columns so a span's words never run past a row.
     covered = np.zeros((num_examples, max_words + ngram), bool)
-    covered_flat = covered.reshape(-1)
+    covered_flat, word_end_flat = covered.reshape(-1), word_end.reshape(-1)
     offsets = np.arange(ngram + 1)
-    count = np.zeros(num_examples, np.int64)
-    span_words = np.zeros(ngram + 1, np.int64)
-    drawn = np.zeros(ngram + 1, np.int64)
-    active = np.flatnonzero(num_words > 0)
+    # The rows still visiting, and their state, kept compact: one step costs a few dozen NumPy
+    # calls on arrays of that size.
+    rows = np.flatnonzero(num_words > 0)
+    room, words = budget[rows], num_words[rows]
+    drawn, kept = [], []
     for step in range(max_words):
-        active = active[(count[active] < budget[active]) & (step < num_words[active])]
-        if active.size == 0:
+        going = (room > 0) & (words > step)
+        if not going.all():
+            rows, room, words = rows[going], room[going], words[going]
+        if rows.size == 0:
             break
-        words = num_words[active]
-        pick = step + (rng.random(active.size) * (words - step)).astype(np.int64)
-        start = order[active, pick]
-        order[active, pick] = order[active, step]
+        pick_draw, n_draw = rng.random((2, rows.size))
+        row_order = rows * max_words
+        pick = row_order + step + (pick_draw * (words - step)).astype(np.int64)
+        start = order[pick]
+        order[pick] = order[row_order + step]
         # As the official code, n is drawn at every visited word, kept or not.
-        n = 1 + np.searchsorted(cumulative, rng.random(active.size), side="right")
-        drawn += np.bincount(n, minlength=ngram + 1)
+        n = 1 + np.searchsorted(cumulative, n_draw, side="right")
+        drawn.append(n)
         # Tokens in spans of 1..ngram words from `start` (cut at the row's last word). Sizes grow
         # with m, so the m that fit (m <= n and size <= room) are 1..chosen: the official code's
         # "shorten until it fits" picks the longest of them.
         ends = np.minimum(start[:, None] + offsets, words[:, None])
-        bounds = word_end_flat[(active * (max_words + 1))[:, None] + ends]
+        bounds = word_end_flat[(rows * (max_words + 1))[:, None] + ends]
         sizes = bounds[:, 1:] - bounds[:, :1]
-        room = budget[active] - count[active]
         chosen = ((offsets[1:] <= n[:, None]) & (sizes <= room[:, None])).sum(axis=1)
-        length = ends[np.arange(active.size), chosen] - start
+        length = np.take_along_axis(ends, chosen[:, None], axis=1)[:, 0] - start
         in_span = offsets[None, :-1] < length[:, None]
-        cells = (active * (max_words + ngram) + start)[:, None] + offsets[:-1]
+        cells = (rows * (max_words + ngram) + start)[:, None] + offsets[:-1]
         take = (length > 0) & ~(covered_flat[cells] & in_span).any(axis=1)
         covered_flat[cells[take][in_span[take]]] = True
-        count[active[take]] += sizes[take, chosen[take] - 1]
-        span_words += np.bincount(length[take], minlength=ngram + 1)
-    assert (count <= np.minimum(budget, max_predictions)).all()
-    return covered[:, :max_words], span_words, drawn
+        chosen_size = np.take_along_axis(sizes, np.maximum(chosen - 1, 0)[:, None], axis=1)[:, 0]
+        room = room - np.where(take, chosen_size, 0)
+        kept.append(length[take])
+    drawn = np.bincount(np.concatenate(drawn or [[]]).astype(np.int64), minlength=ngram + 1)
+    kept = np.bincount(np.concatenate(kept or [[]]).astype(np.int64), minlength=ngram + 1)
+    return covered[:, :max_words], kept, drawn
 
 
 def _run_lengths(covered, ngram):
     """Counts runs of consecutive masked words by length (last bin: longer than `ngram`)."""
-    padded = np.zeros((covered.shape[0], covered.shape[1] + 2), np.int8)
-    padded[:, 1:-1] = covered
-    step = np.diff(padded, axis=1)
-    # Runs alternate start, end within a row, so the row-major starts and ends pair up.
-    lengths = np.nonzero(step == -1)[1] - np.nonzero(step == 1)[1]
+    # A false column after each row keeps runs from joining across rows.
+    padded = np.zeros((covered.shape[0], covered.shape[1] + 1), bool)
+    padded[:, :-1] = covered
+    words = np.flatnonzero(padded)
+    breaks = np.flatnonzero(np.diff(words) != 1) + 1
+    lengths = np.diff(np.concatenate([[0], breaks, [words.size]])) if words.size else words
     return np.bincount(np.minimum(lengths, ngram + 1), minlength=ngram + 2)

@@ -43,7 +43,7 @@ from pipelines.sop_pairs import SENTENCE_OBJECTIVES
 from pipelines.tokenization import SentencePieceEncoder
 
 # Bumped when the records' bytes change for the same settings, so old checkpoints are not resumed.
-_FORMAT_VERSION = 3
+_FORMAT_VERSION = 4
 _INPUT_STATS = ".input_stats.json"
 _PROGRESS_SECONDS = 5.0
 
