@@ -54,9 +54,11 @@ def _check_first_records(files: list[str], lengths: dict[str, int]) -> None:
             deterministic=True,
         )
 
+    checked = 0
     try:
         for name, record in first_records(files).as_numpy_iterator():
             _check_record(name.decode(), record, lengths)
+            checked += 1
     except tf.errors.DataLossError:
         for name in files:  # find which one (the error does not say)
             try:
@@ -65,6 +67,9 @@ def _check_first_records(files: list[str], lengths: dict[str, int]) -> None:
                 reason = error.message.splitlines()[0]
                 raise ValueError(f"{name}: not a TFRecord file ({reason})") from None
         raise
+    if not checked:
+        others = f" or the {len(files) - 1} other matching files" if len(files) > 1 else ""
+        raise ValueError(f"no records in {files[0]}{others}")
 
 
 def _check_record(file_name: str, record: bytes, lengths: dict[str, int]) -> None:

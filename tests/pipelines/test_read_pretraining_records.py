@@ -159,6 +159,12 @@ def test_dynamic_masking_remasks_every_epoch_and_keeps_the_text(records):
         read(pattern, shuffle=False, dynamic_masking=True, vocabulary_size=VOCAB, seed=1), epoch
     )
     np.testing.assert_array_equal(again["masked_lm_positions"], positions[: epoch * 8])
+    # Without repeat (Keras iterates the dataset anew each epoch) masks change too.
+    finite = read(
+        pattern, shuffle=False, repeat=False, dynamic_masking=True, vocabulary_size=VOCAB, seed=1
+    )
+    first, second = collect(finite)["masked_lm_positions"], collect(finite)["masked_lm_positions"]
+    assert (first != second).any(axis=1).mean() > 0.5
 
 
 @pytest.mark.slow  # ~10 s of Keras start-up for a contract the pretrainer's tests also hold
@@ -191,5 +197,8 @@ def test_clear_errors(records, tmp_path):
     (tmp_path / "text.tfrecord").write_text("not a record file\n" * 10)
     with pytest.raises(ValueError, match="text.tfrecord"):
         read(str(tmp_path / "text.tfrecord"))
+    (tmp_path / "empty.tfrecord").write_bytes(b"")
+    with pytest.raises(ValueError, match="no records in .*empty.tfrecord"):
+        read(str(tmp_path / "empty.tfrecord"))
     with pytest.raises(ValueError, match="dynamic_masking=True needs vocabulary_size"):
         read(pattern, dynamic_masking=True)
