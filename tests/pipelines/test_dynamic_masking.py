@@ -1,5 +1,7 @@
 """Dynamic n-gram whole-word masking in TF ops: the official rules, checked on statistics."""
 
+import json
+
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -234,3 +236,53 @@ def test_rows_without_words_and_bad_vocabulary():
     np.testing.assert_array_equal(out["input_ids"], ids)
     with pytest.raises(ValueError, match="vocabulary_size=5"):
         mask_whole_word_ngrams(ids, input_mask, input_mask, tf.constant([1, 1]), vocabulary_size=5)
+
+
+def test_real_book_matches_the_official_statistics(shared_data):
+    """Pride and Prejudice with the release vocabulary: masks as the official script's output."""
+    spm = pytest.importorskip("sentencepiece")
+    model = spm.SentencePieceProcessor(
+        model_file=str(shared_data / "vocab" / "30k-clean.reconstructed.model")
+    )
+    text = (shared_data / "corpus" / "gutenberg" / "1342-0.txt").read_text(encoding="utf-8")
+    stream = np.array(model.encode(text[:600_000].lower()), np.int32)
+    # The official `_is_start_piece`: "▁"-prefixed, "<"-prefixed or a punctuation piece.
+    punctuation = set('!"#$%&"()*+,-./:;?@[\\]^_`{|}~')
+    starts = np.array(
+        [p.startswith(("▁", "<")) or p in punctuation for p in map(model.id_to_piece, stream)]
+    )
+    rng = np.random.default_rng(0)
+    ids, input_mask, boundary = (np.zeros((16 * BATCH, SEQ), np.int32) for _ in range(3))
+    cursor = 0
+    for row in range(16 * BATCH):  # 75% at full length, as the official output
+        length = SEQ if rng.random() < 0.75 else int(rng.integers(16, SEQ))
+        split, body = int(rng.integers(1, length - 4)), slice(cursor, cursor + length - 3)
+        cursor += length - 3
+        ids[row, :length] = np.concatenate(
+            [[CLS], stream[body][:split], [SEP], stream[body][split:], [SEP]]
+        )
+        boundary[row, :length] = np.concatenate(
+            [[1], starts[body][:split], [1], starts[body][split:], [1]]
+        )
+        input_mask[row, :length] = 1
+    chunks = [
+        mask(ids[i : i + BATCH], input_mask[i : i + BATCH], boundary[i : i + BATCH], [2, i])
+        for i in range(0, len(ids), BATCH)
+    ]
+    out = {name: np.concatenate([chunk[name] for chunk in chunks]) for name in chunks[0]}
+    weights = out["masked_lm_weights"] > 0
+    np.testing.assert_array_equal(weights.sum(axis=1), budget(input_mask))
+    # Runs of masked words (adjacent spans merged), as the reference statistics measure them.
+    candidate = (input_mask == 1) & (ids != CLS) & (ids != SEP)
+    runs = np.zeros(5)
+    for words in masked_words(
+        out["masked_lm_positions"], out["masked_lm_weights"], boundary, candidate
+    ):
+        for run in np.split(words, np.flatnonzero(np.diff(words) != 1) + 1):
+            runs[min(len(run), 4)] += 1
+    reference = json.loads(
+        (shared_data / "reference" / "official_seq128_dupe1_stats.json").read_text()
+    )
+    official = [reference["span_words_shares"][k] for k in ("1", "2", "3", "longer")]
+    np.testing.assert_allclose(runs[1:] / runs[1:].sum(), official, atol=0.025)  # ~10,000 runs
+    assert abs(weights.sum() / len(ids) - reference["masked_per_example"]) < 0.3
