@@ -118,7 +118,7 @@ class Lamb(keras.optimizers.Optimizer):
         grads_and_vars = list(super()._all_reduce_sum_gradients(grads_and_vars))
         if not self.global_clipnorm:
             return grads_and_vars
-        grads = [None if g is None else ops.convert_to_tensor(g) for g, _ in grads_and_vars]
+        grads = [None if g is None else _dense(g) for g, _ in grads_and_vars]
         norm = ops.sqrt(sum(ops.sum(ops.square(g)) for g in grads if g is not None))
         # As tf.clip_by_global_norm: scale by clip / max(norm, clip).
         scale = self.global_clipnorm / ops.maximum(norm, self.global_clipnorm)
@@ -135,7 +135,7 @@ class Lamb(keras.optimizers.Optimizer):
     def update_step(self, gradient, variable, learning_rate):
         index = self._get_variable_index(variable)
         dtype = variable.dtype
-        gradient = ops.cast(ops.convert_to_tensor(gradient), dtype)
+        gradient = ops.cast(_dense(gradient), dtype)
         learning_rate = ops.cast(learning_rate, dtype)
         m, v = self._momentums[index], self._velocities[index]
 
@@ -174,3 +174,13 @@ class Lamb(keras.optimizers.Optimizer):
 def _matches(variable, patterns: Sequence[str]) -> bool:
     path = getattr(variable, "path", variable.name)
     return any(re.search(pattern, path) for pattern in patterns)
+
+
+def _dense(gradient):
+    # TensorFlow hands embedding gradients over as tf.IndexedSlices; LAMB's norms need them
+    # dense (JAX gradients always are).
+    if hasattr(gradient, "indices") and hasattr(gradient, "dense_shape"):
+        import tensorflow as tf
+
+        return tf.convert_to_tensor(gradient)
+    return gradient

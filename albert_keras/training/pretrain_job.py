@@ -69,7 +69,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--dynamic_masking", action="store_true", help="re-mask every batch")
     parser.add_argument("--eval_records", default=None, help="glob of held-out TFRecord shards")
-    parser.add_argument("--eval_steps", type=int, default=100, help="0: the whole eval set")
+    parser.add_argument(
+        "--eval_steps", type=int, default=100, help="at most this many batches; 0: all"
+    )
     parser.add_argument("--checkpoint_every", type=int, default=1000, help="steps")
     parser.add_argument("--strategy", default="auto", choices=strategies.STRATEGIES)
     parser.add_argument("--mixed_precision", default="auto", choices=strategies.PRECISIONS)
@@ -152,9 +154,9 @@ def pretrain(
         learning_rate: float. LAMB's peak rate (official 0.00176 at batch 4096).
         warmup_steps: int. Default: 2.5% of `max_steps`, the official 3,125 / 125,000.
         max_seq_length, max_predictions_per_seq: int. Default: read from the first record.
-        dynamic_masking: bool. Draw new masks for every batch (`read_pretraining_records`).
+        dynamic_masking: bool. New masks for every batch of every pass (`pretraining_stream`).
         eval_records: str. Glob of held-out shards, evaluated once at the end.
-        eval_steps: int. Batches to evaluate; 0 for the whole eval set.
+        eval_steps: int. Evaluate at most this many full batches; 0 for every full batch.
         checkpoint_every: int. Steps between checkpoints (and TensorBoard points).
         strategy: str. See `get_strategy`.
         mixed_precision: str. `"auto"`, `"float32"`, `"mixed_bfloat16"`, `"mixed_float16"`.
@@ -211,6 +213,8 @@ def pretrain(
         "mixed_precision": strategies.resolve_precision(mixed_precision, distribution),
         "seed": seed,
     }
+    # Before anything random is built: tf.data shuffles mix their seed with TF's global one.
+    keras.utils.set_random_seed(seed)
     checkpoint = StepCheckpoint(
         os.path.join(output_dir, CHECKPOINT_DIR), run_config, checkpoint_every, max_steps
     )
@@ -230,7 +234,8 @@ def pretrain(
     )
     eval_data = None
     if eval_files:
-        eval_steps = eval_steps or _full_batches(eval_files, batch_size)
+        full_batches = _full_batches(eval_files, batch_size)
+        eval_steps = min(eval_steps, full_batches) if eval_steps else full_batches
         # Repeated, so every batch is full and none is the empty end-of-data step Keras runs on
         # an exhausted dataset (which would count in per-batch means).
         eval_data = read_pretraining_records(
@@ -245,7 +250,7 @@ def pretrain(
     timer = _Timer()
     with strategies.scope(distribution):
         pretrainer = _build_pretrainer(run_config, use_xla, steps_per_execution)
-        initial_step, train_logs = checkpoint.restore(pretrainer)
+        initial_step, _ = checkpoint.restore(pretrainer)
         if initial_step < max_steps:
             print(
                 f"pretraining steps {initial_step + 1}..{max_steps} on {len(files)} file(s) "
@@ -253,7 +258,7 @@ def pretrain(
                 f"{strategies.describe(distribution)}, {run_config['mixed_precision']}, "
                 f"jit_compile={use_xla}"
             )
-            history = _fit(
+            _fit(
                 pretrainer,
                 train_data,
                 callbacks=[
@@ -267,7 +272,6 @@ def pretrain(
                 steps_per_epoch=checkpoint_every,
                 verbose=verbose,
             )
-            train_logs = {k: float(v[-1]) for k, v in history.history.items()}
         eval_logs = {}
         if eval_data is not None:
             eval_logs = pretrainer.evaluate(
@@ -294,8 +298,9 @@ def pretrain(
         "distribution": strategies.describe(distribution),
         "parameters": int(pretrainer.backbone.count_params()),
         "steps": {"total": max_steps, "resumed_from": initial_step, "run": steps_run},
-        # The last checkpoint period's means (Keras resets the metrics each period).
-        "train": train_logs,
+        # Each checkpoint period's means (Keras resets the metrics each period), and the last.
+        "history": checkpoint.history,
+        "train": {k: v for k, v in checkpoint.history[-1].items() if k != "step"},
         "eval": eval_logs,
         "eval_examples": eval_steps * batch_size if eval_files else 0,
         "timings": timer.summary(steps_run, batch_size * seq_length, time.perf_counter() - started),
@@ -322,7 +327,6 @@ def parse_overrides(items: list[str]) -> dict:
 
 
 def _build_pretrainer(run_config: dict, jit_compile: bool, steps_per_execution: int):
-    keras.utils.set_random_seed(run_config["seed"])  # initial weights (a resumed run loads its own)
     backbone = AlbertBackbone(**run_config["backbone"], dtype=run_config["mixed_precision"])
     pretrainer = AlbertPretrainer(backbone, sentence_objective=run_config["sentence_objective"])
     if not pretrainer.built:
@@ -330,8 +334,12 @@ def _build_pretrainer(run_config: dict, jit_compile: bool, steps_per_execution: 
     schedule = WarmupLinearDecay(
         run_config["learning_rate"], run_config["warmup_steps"], run_config["max_steps"]
     )
+    optimizer = Lamb(learning_rate=schedule)
+    if run_config["mixed_precision"] == "mixed_float16":
+        # float16 gradients underflow without loss scaling (bfloat16 has float32's range).
+        optimizer = keras.optimizers.LossScaleOptimizer(optimizer)
     pretrainer.compile(
-        optimizer=Lamb(learning_rate=schedule),
+        optimizer=optimizer,
         jit_compile=jit_compile,
         steps_per_execution=steps_per_execution,
     )

@@ -45,7 +45,9 @@ def pretraining_stream(
         max_seq_length, max_predictions_per_seq: int. The records' lengths.
         num_examples: int. Records in `files` (`count_records`); a pass is
             `num_examples // batch_size` batches (the rest of a pass is dropped).
-        seed: int. Fixes the order of every pass and the dynamic masks.
+        seed: int. Fixes the order of every pass and the dynamic masks (with TensorFlow's
+            global seed, which tf.data mixes into every shuffle: set it first, e.g. with
+            `keras.utils.set_random_seed`).
         start_step: int. The first batch to yield (a resumed run's step): whole passes are
             skipped for free, and the batches before it in its pass are read and dropped.
         dynamic_masking: bool. New n-gram whole-word masks for every batch of every pass.

@@ -33,7 +33,7 @@ class StepCheckpoint(keras.callbacks.Callback):
 
     Example:
     >>> checkpoint = StepCheckpoint("run/checkpoints", {"seed": 1}, 100, 1000)
-    >>> step, logs = checkpoint.restore(model)  # 0, {} the first time
+    >>> step, history = checkpoint.restore(model)  # 0, [] the first time
     >>> model.fit(data, initial_epoch=step // 100, epochs=10, steps_per_epoch=100,
     ...           callbacks=[checkpoint])
     """
@@ -45,6 +45,7 @@ class StepCheckpoint(keras.callbacks.Callback):
         self.steps_per_epoch = steps_per_epoch
         self.max_steps = max_steps
         self.state_path = os.path.join(directory, STATE_FILE)
+        self.history = []
 
     def saved_state(self) -> dict | None:
         """The last checkpoint's `checkpoint.json`, or `None`; refuses another run's."""
@@ -63,12 +64,14 @@ class StepCheckpoint(keras.callbacks.Callback):
             )
         return state
 
-    def restore(self, model: keras.Model) -> tuple[int, dict]:
+    def restore(self, model: keras.Model) -> tuple[int, list[dict]]:
         """Loads the last checkpoint into `model` (built, optimizer built); returns its step
-        (0 when there is none) and the logs of the epoch that ended there."""
+        (0 when there is none) and the history so far: one dict of logs (and `step`) per
+        epoch, including those of the runs it resumes."""
         state = self.saved_state()
         if state is None:
-            return 0, {}
+            self.history = []
+            return 0, []
         variables = _state_variables(model)
         path = os.path.join(self.directory, state["file"])
         with np.load(path) as arrays:
@@ -78,7 +81,8 @@ class StepCheckpoint(keras.callbacks.Callback):
                 )
             for i, variable in enumerate(variables):
                 variable.assign(arrays[f"v{i}"])
-        return state["step"], state["logs"]
+        self.history = state["history"]
+        return state["step"], list(self.history)
 
     def on_epoch_end(self, epoch, logs=None):
         step = min((epoch + 1) * self.steps_per_epoch, self.max_steps)
@@ -94,11 +98,12 @@ class StepCheckpoint(keras.callbacks.Callback):
             f.flush()
             os.fsync(f.fileno())
         os.replace(temporary, os.path.join(self.directory, name))
+        self.history.append({"step": step, **{k: float(v) for k, v in (logs or {}).items()}})
         state = {
             "step": step,
             "file": name,
             "run_config": self.run_config,
-            "logs": {k: float(v) for k, v in (logs or {}).items()},
+            "history": self.history,
         }
         atomic_write(self.state_path, json.dumps(state, indent=2))
         for old in os.listdir(self.directory):

@@ -1,0 +1,230 @@
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+from conftest import SEQ_LENGTH, write_synthetic_records
+
+import albert_keras as ak
+from albert_keras.cli import main
+from albert_keras.training import pretrain
+from albert_keras.training.pretrain_job import parse_overrides
+
+# A model LAMB trains fast on the synthetic records: E == H (no projection), one layer.
+FAST = {"num_layers": 1, "embedding_dim": 32, "hidden_dim": 32, "intermediate_dim": 64}
+
+
+@pytest.fixture(scope="module")
+def trained(tiny_records, tmp_path_factory):
+    """One 800-step run, shared by the tests that read its outputs."""
+    output_dir = tmp_path_factory.mktemp("run")
+    spm = output_dir.parent / "spm.model"
+    spm.write_bytes(b"not read: vocabulary_size is given")
+    config = {"vocabulary_size": 100, "num_heads": 2, "max_sequence_length": SEQ_LENGTH, **FAST}
+    arguments = {
+        "records": tiny_records["train"],
+        "output_dir": str(output_dir),
+        "config": config,
+        "batch_size": 16,
+        "max_steps": 800,
+        # Small models need a larger rate than the official 0.00176, but not much larger: LAMB
+        # moves the (not adapted) biases and LayerNorms by about the rate itself every step.
+        "learning_rate": 0.015,
+        "warmup_steps": 100,
+        "checkpoint_every": 200,
+        "eval_records": tiny_records["eval"],
+        "eval_steps": 0,
+        "spm_model": str(spm),
+        "seed": 3,
+        "verbose": 0,
+    }
+    return pretrain(**arguments), output_dir, arguments
+
+
+def test_tiny_run_lowers_mlm_and_sop_loss(trained):
+    summary, _, _ = trained
+    first, last = summary["history"][0], summary["history"][-1]
+    assert [period["step"] for period in summary["history"]] == [200, 400, 600, 800]
+    assert first["mlm_loss"] > 4.0 and last["mlm_loss"] < 1.0, summary["history"]
+    assert first["sentence_loss"] > 0.6 and last["sentence_loss"] < 0.3, summary["history"]
+    # On held-out records (64 examples: 4 full batches of 16) too: the rule was learned.
+    assert summary["eval_examples"] == 64
+    assert summary["eval"]["mlm_loss"] < 1.0 and summary["eval"]["mlm_accuracy"] > 0.8
+    assert summary["eval"]["sentence_accuracy"] > 0.9
+
+
+def test_outputs_and_summary(trained):
+    summary, output_dir, _ = trained
+    names = sorted(os.listdir(output_dir))
+    assert names == [
+        "backbone.keras",
+        "checkpoints",
+        "logs",
+        "model.keras",
+        "spm.model",
+        "summary.json",
+    ]
+    assert json.loads((output_dir / "summary.json").read_text()) == summary
+    assert summary["steps"] == {"total": 800, "resumed_from": 0, "run": 800}
+    assert summary["config"]["num_examples"] == 1024
+    assert summary["config"]["max_seq_length"] == SEQ_LENGTH  # read from the records
+    assert summary["config"]["max_predictions_per_seq"] == 5
+    assert summary["distribution"]["strategy"] == "OneDeviceStrategy"
+    assert summary["timings"]["tokens_per_second"] > 0
+    assert summary["timings"]["tokens_per_second"] == pytest.approx(
+        summary["timings"]["steps_per_second"] * 16 * SEQ_LENGTH, rel=0.01
+    )
+    # Both models load without custom_objects and give the trained pretrainer's outputs.
+    pretrainer = keras.saving.load_model(output_dir / "model.keras")
+    backbone = keras.saving.load_model(output_dir / "backbone.keras")
+    assert isinstance(pretrainer, ak.AlbertPretrainer) and isinstance(backbone, ak.AlbertBackbone)
+    assert backbone.num_layers == 1 and backbone.vocabulary_size == 100
+    for a, b in zip(backbone.get_weights(), pretrainer.backbone.get_weights()):
+        np.testing.assert_array_equal(a, b)
+    assert pretrainer.optimizer.iterations.numpy() == 800
+    # TensorBoard: one point per checkpoint period, at its last step, learning rate included.
+    events = list((output_dir / "logs").rglob("events.out.tfevents.*"))
+    scalars = {}
+    for event in tf.compat.v1.train.summary_iterator(str(events[0])):
+        for value in event.summary.value:
+            scalars.setdefault(value.tag, []).append(event.step)
+    assert scalars["epoch_mlm_loss"] == [200, 400, 600, 800]
+    assert scalars["epoch_learning_rate"] == [200, 400, 600, 800]
+    assert {"epoch_sentence_accuracy", "epoch_sentence_loss", "epoch_loss"} <= set(scalars)
+
+
+def test_rerun_resumes_at_the_end_and_refuses_a_changed_run(trained):
+    summary, _, arguments = trained
+    again = pretrain(**arguments)
+    assert again["steps"] == {"total": 800, "resumed_from": 800, "run": 0}
+    assert again["history"] == summary["history"]
+    assert again["eval"] == pytest.approx(summary["eval"])
+    with pytest.raises(ValueError, match=r"another run \(changed: batch_size\)"):
+        pretrain(**{**arguments, "batch_size": 8})
+
+
+def command(records, output_dir, max_steps):
+    return [
+        sys.executable,
+        "-m",
+        "albert_keras.cli",
+        "pretrain",
+        "--records",
+        records,
+        "--output_dir",
+        str(output_dir),
+        "--preset",
+        "albert_base",
+        *[f"--config={k}={v}" for k, v in FAST.items()],
+        "--config=vocabulary_size=100",
+        "--config=num_heads=2",
+        f"--config=max_sequence_length={SEQ_LENGTH}",
+        "--config=dropout=0.1",  # the dropout seed states must resume too
+        "--dynamic_masking",
+        "--batch_size=16",
+        f"--max_steps={max_steps}",
+        "--checkpoint_every=10",
+        "--learning_rate=0.03",
+        "--seed=5",
+    ]
+
+
+def test_kill_9_and_resume_ends_with_the_same_weights(tiny_records, tmp_path, capsys):
+    killed = tmp_path / "killed"
+    argv = command(tiny_records["train"], killed, 100)
+    job = subprocess.Popen(
+        argv,
+        env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    state = killed / "checkpoints" / "checkpoint.json"
+    deadline = time.monotonic() + 300
+    while not state.exists() and job.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    job.send_signal(signal.SIGKILL)
+    job.wait()
+    saved_step = json.loads(state.read_text())["step"]
+    assert 0 < saved_step < 100, "the job was not killed mid-run"
+
+    # The same command again (in this process: the code path is the same, start-up is not).
+    assert main(argv[3:]) == 0
+    assert "(resumed)" in capsys.readouterr().out
+    summary = json.loads((killed / "summary.json").read_text())
+    assert summary["steps"]["resumed_from"] == saved_step
+    assert [period["step"] for period in summary["history"]] == list(range(10, 101, 10))
+    assert summary["config"]["warmup_steps"] == 2  # 2.5% of 100, the official share
+
+    reference = tmp_path / "uninterrupted"
+    assert main(command(tiny_records["train"], reference, 100)[3:]) == 0
+    got = np.load(killed / "checkpoints" / "ckpt-100.npz")
+    want = np.load(reference / "checkpoints" / "ckpt-100.npz")
+    assert got.files == want.files  # model and optimizer variables, seed states included
+    for name in want.files:
+        np.testing.assert_array_equal(got[name], want[name], err_msg=name)
+
+
+def test_parse_overrides():
+    assert parse_overrides(["num_layers=2", "sharing=none", "dropout=0.1"]) == {
+        "num_layers": 2,
+        "sharing": "none",
+        "dropout": 0.1,
+    }
+    with pytest.raises(ValueError, match="'num_layers' is not KEY=VALUE"):
+        parse_overrides(["num_layers"])
+
+
+@pytest.fixture
+def bad_inputs(tmp_path, tiny_records):
+    corrupt = tmp_path / "corrupt.tfrecord"
+    corrupt.write_bytes(b"\x00" * 64)
+    short = tmp_path / "short.tfrecord"
+    write_synthetic_records(short, 4, seed=0)
+    lacking = tmp_path / "lacking.tfrecord"
+    with tf.io.TFRecordWriter(str(lacking)) as writer:
+        feature = tf.train.Feature(int64_list=tf.train.Int64List(value=[1, 2]))
+        example = tf.train.Example(features=tf.train.Features(feature={"input_ids": feature}))
+        writer.write(example.SerializeToString())
+    return {
+        "corrupt": str(corrupt),
+        "short": str(short),
+        "lacking": str(lacking),
+        "missing": str(tmp_path / "none-*.tfrecord"),
+        **tiny_records,
+    }
+
+
+@pytest.mark.parametrize(
+    "flags, message",
+    [
+        (["--records", "{missing}"], r"--records '.*none-\*\.tfrecord': no file matches"),
+        (["--records", "{corrupt}"], r"corrupt\.tfrecord: not a readable TFRecord file"),
+        (["--records", "{lacking}"], r"lacking\.tfrecord: record 0 lacks feature\(s\) input_mask"),
+        (["--max_seq_length", "64"], r"train-0\.tfrecord: record 0 has max_seq_length 32"),
+        (["--preset", "albert_huge"], r"--preset 'albert_huge' is unknown"),
+        (["--config", "num_layer=2"], r"--config num_layer: not a backbone argument"),
+        (["--config", "max_sequence_length=16"], r"length 32 exceed max_sequence_length=16"),
+        (["--batch_size", "0"], r"--batch_size=0 must be a positive integer"),
+        (
+            ["--eval_records", "{short}", "--eval_steps", "0"],
+            r"--eval_records: 4 examples, fewer than a batch of 16",
+        ),
+        (["--spm_model", "{missing}"], r"--spm_model .*: no such file"),
+    ],
+)
+def test_bad_input_exits_2_with_one_line(flags, message, bad_inputs, tmp_path, capsys):
+    argv = ["pretrain", "--records", bad_inputs["train"], "--output_dir", str(tmp_path / "out")]
+    argv += ["--config", "vocabulary_size=100", "--batch_size", "16", "--max_steps", "2"]
+    argv += [flag.format(**bad_inputs) for flag in flags]
+    assert main(argv) == 2
+    error = capsys.readouterr().err.strip().splitlines()
+    assert len(error) == 1 and error[0].startswith("albert-keras pretrain: error: "), error
+    assert re.search(message, error[0]), error
+    assert not (tmp_path / "out" / "model.keras").exists()
