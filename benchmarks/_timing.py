@@ -2,7 +2,9 @@
 
 The machine these run on is shared, so the timings are noisy: every benchmark alternates its
 peers round by round in one process (each round times every peer once, in a rotated order) and
-reports the median per peer, so a burst of load hits all peers alike and the ratios hold.
+reports the median per peer, so a burst of load hits all peers alike and the ratios hold. Each
+timing also records the process's CPU time (all threads), which other processes' load changes
+much less than the wall time: a second view of the same ratios.
 """
 
 import argparse
@@ -10,8 +12,12 @@ import os
 import statistics
 import time
 from collections.abc import Callable
+from typing import NamedTuple
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+# torch's OpenMP threads otherwise spin at every barrier while their partner thread waits for
+# a core; on this shared 2-core machine that made HF's batch-1 latency 1071 ms instead of 57.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import numpy as np
 
@@ -118,7 +124,38 @@ def train_flops_per_sequence(args: argparse.Namespace, num_predictions: int) -> 
     return 3.0 * forward_flops_per_sequence(args, num_predictions)
 
 
-def matmul_runner(m: int, k: int, n: int, seed: int) -> tuple[Callable[[int], float], float]:
+class Timing(NamedTuple):
+    """Seconds per step: wall clock, and CPU time of the whole process (all its threads)."""
+
+    wall: float
+    cpu: float
+
+
+Runner = Callable[[int], Timing]
+
+
+def timed(run_steps: Callable[[int], object]) -> Runner:
+    """Wraps `run_steps(n)`, which runs n synchronous steps, as `runner(n) -> Timing` totals."""
+
+    def run(steps: int) -> Timing:
+        wall, cpu = time.perf_counter(), time.process_time()
+        run_steps(steps)
+        return Timing(time.perf_counter() - wall, time.process_time() - cpu)
+
+    return run
+
+
+def step_runner(step: Callable[[], object]) -> Runner:
+    """A runner from a one-step callable that returns only when the step is done."""
+
+    def run_steps(steps: int) -> None:
+        for _ in range(steps):
+            step()
+
+    return timed(run_steps)
+
+
+def matmul_runner(m: int, k: int, n: int, seed: int) -> tuple[Runner, float]:
     """A timed fp32 TensorFlow matmul (m x k) @ (k x n); returns (runner, FLOPs per call)."""
     import tensorflow as tf
 
@@ -136,37 +173,19 @@ def matmul_runner(m: int, k: int, n: int, seed: int) -> tuple[Callable[[int], fl
         return total
 
     repeated(tf.constant(1)).numpy()
-
-    def run(steps: int) -> float:
-        start = time.perf_counter()
-        repeated(tf.constant(steps)).numpy()
-        return time.perf_counter() - start
-
-    return run, 2.0 * m * k * n
-
-
-def step_runner(step: Callable[[], object]) -> Callable[[int], float]:
-    """Wraps a synchronous one-step callable as `run(steps) -> seconds`."""
-
-    def run(steps: int) -> float:
-        start = time.perf_counter()
-        for _ in range(steps):
-            step()
-        return time.perf_counter() - start
-
-    return run
+    return timed(lambda steps: repeated(tf.constant(steps)).numpy()), 2.0 * m * k * n
 
 
 def alternate(
-    runners: dict[str, Callable[[int], float]],
+    runners: dict[str, Runner],
     rounds: int,
     steps: int,
     warmup: int,
     steps_for: dict[str, int] | None = None,
-) -> dict[str, float]:
-    """Median seconds per step of each runner, timed round-robin in a rotated order."""
+) -> dict[str, Timing]:
+    """Median wall and CPU seconds per step of each runner, timed round-robin, rotated."""
     steps_for = steps_for or {}
-    for name, run in runners.items():
+    for run in runners.values():
         if warmup:
             run(warmup)
     per_step = {name: [] for name in runners}
@@ -175,13 +194,19 @@ def alternate(
         order = names[r % len(names) :] + names[: r % len(names)]
         for name in order:
             count = steps_for.get(name, steps)
-            per_step[name].append(runners[name](count) / count)
+            total = runners[name](count)
+            per_step[name].append(Timing(total.wall / count, total.cpu / count))
         print(
             f"  round {r + 1}/{rounds}: "
-            + ", ".join(f"{n} {per_step[n][-1] * 1e3:.0f} ms" for n in names),
+            + ", ".join(f"{n} {per_step[n][-1].wall * 1e3:.0f} ms" for n in names),
             flush=True,
         )
-    return {name: statistics.median(times) for name, times in per_step.items()}
+    return {
+        name: Timing(
+            statistics.median(t.wall for t in times), statistics.median(t.cpu for t in times)
+        )
+        for name, times in per_step.items()
+    }
 
 
 def print_table(header: list[str], rows: list[list[str]]) -> None:

@@ -15,6 +15,7 @@ right now. Peers alternate round by round; the table shows medians.
 
 import argparse
 import functools
+import os
 import sys
 
 from _timing import (
@@ -141,7 +142,7 @@ def main(argv=None) -> int:
     add_model_arguments(parser, batch_size=16)
     parser.add_argument("--num_predictions", type=int, default=20, help="masked positions")
     parser.add_argument(
-        "--matmul", default="2048,1024,1024", help="m,k,n of the reference fp32 matmul"
+        "--matmul", default="1024,1024,1024", help="m,k,n of the reference fp32 matmul"
     )
     args = parser.parse_args(argv)
 
@@ -161,47 +162,83 @@ def main(argv=None) -> int:
             notes.append("hf: skipped (torch / transformers not importable)")
         else:
             runners["hf"] = hf
+    # Two references: a square matmul (near this CPU's best rate) and the model's own FFN
+    # shape (batch * time, H) @ (H, I), the rate its biggest matmuls can reach.
     m, k, n = (int(v) for v in args.matmul.split(","))
-    runners["tf matmul"], matmul_flops = matmul_runner(m, k, n, args.seed)
+    ffn = (args.batch_size * args.seq_length, args.hidden_dim, args.intermediate_dim)
+    references = {f"matmul {m}x{k}x{n}": (m, k, n), "matmul {}x{}x{} (FFN)".format(*ffn): ffn}
+    matmul_flops = {}
+    for name, shape in references.items():
+        runners[name], matmul_flops[name] = matmul_runner(*shape, args.seed)
 
     print(f"train step: {describe(args)}, {args.num_predictions} masked positions")
-    print(
-        f"TensorFlow {tf.__version__}, {tf.config.threading.get_intra_op_parallelism_threads()}"
-        " intra-op threads (0 = all cores)"
-    )
-    # The matmul gets as many calls as keep its timing comparable to one model step.
+    print(f"TensorFlow {tf.__version__}, intra-op threads: all {os.cpu_count()} cores")
+    if "ours" in runners:
+        runners["ours"](1)  # builds and traces
+        traces_before = pretrainer.trace_count
+    # Each matmul runs enough calls to take about as long as one model step.
     seconds = alternate(
-        runners, args.rounds, args.steps, args.warmup, steps_for={"tf matmul": 20 * args.steps}
+        runners,
+        args.rounds,
+        args.steps,
+        args.warmup,
+        steps_for={name: 20 * args.steps for name in references},
     )
-    matmul_rate = matmul_flops / seconds.pop("tf matmul")
+    rates = {name: matmul_flops[name] / seconds.pop(name).wall for name in references}
     tokens = args.batch_size * args.seq_length
     step_flops = args.batch_size * train_flops_per_sequence(args, args.num_predictions)
+
+    def ratio(name, peer, field):
+        if peer not in seconds:
+            return "-"
+        return f"{getattr(seconds[peer], field) / getattr(seconds[name], field):.2f}"
+
     rows = []
-    for name, sec in seconds.items():
-        rate = tokens / sec
+    for name, timing in seconds.items():
+        rate = step_flops / timing.wall
         rows.append(
             [
                 name,
-                f"{sec * 1e3:.0f}",
-                f"{rate:.0f}",
-                f"{rate / (tokens / seconds['keras-hub']):.2f}" if "keras-hub" in seconds else "-",
-                f"{rate / (tokens / seconds['hf']):.2f}" if "hf" in seconds else "-",
-                f"{step_flops / sec / 1e9:.1f}",
-                f"{step_flops / sec / matmul_rate:.0%}",
+                f"{timing.wall * 1e3:.0f}",
+                f"{tokens / timing.wall:.0f}",
+                ratio(name, "keras-hub", "wall"),
+                ratio(name, "hf", "wall"),
+                f"{timing.cpu * 1e3:.0f}",
+                ratio(name, "keras-hub", "cpu"),
+                ratio(name, "hf", "cpu"),
+                f"{rate / 1e9:.1f}",
+                *(f"{rate / r:.0%}" for r in rates.values()),
             ]
         )
     print()
     print_table(
-        ["peer", "ms/step", "tokens/s", "x keras-hub", "x hf", "model GFLOP/s", "of matmul"],
+        [
+            "peer",
+            "ms/step",
+            "tokens/s",
+            "x keras-hub",
+            "x hf",
+            "cpu ms/step",
+            "cpu x keras-hub",
+            "cpu x hf",
+            "model GFLOP/s",
+            "of square",
+            "of FFN",
+        ],
         rows,
     )
+    for name, rate in rates.items():
+        print(f"tf {name} fp32: {rate / 1e9:.1f} GFLOP/s")
     print(
-        f"tf matmul {m}x{k}x{n} fp32: {matmul_rate / 1e9:.1f} GFLOP/s; "
-        f"model FLOPs per step {step_flops / 1e9:.1f} G (3x forward, MLM at masked positions)"
+        f"model FLOPs per step: {step_flops / 1e9:.1f} G (3x forward matmuls, MLM at the"
+        " masked positions); x = speed relative to the peer (its time / this time)"
     )
     if "ours" in runners:
-        # `call` runs in Python only while a tf.function traces: 1 = traced once, no retracing.
-        print(f"ours: AlbertPretrainer.call traced {pretrainer.trace_count} time(s) in all")
+        # `call` runs in Python only while building or tracing, never in a traced step.
+        print(
+            f"ours: AlbertPretrainer.call ran in Python {traces_before} time(s) while building"
+            f" and tracing, {pretrainer.trace_count - traces_before} time(s) during timing"
+        )
     for note in notes:
         print(note)
     return 0

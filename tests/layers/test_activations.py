@@ -1,0 +1,47 @@
+import keras
+import numpy as np
+import tensorflow as tf
+
+from albert_keras.layers.activations import gelu_approximate
+
+
+def _numpy_gelu(x):
+    return 0.5 * x * (1.0 + np.tanh(np.sqrt(2.0 / np.pi) * (x + 0.044715 * x**3)))
+
+
+def test_values_match_the_official_formula():
+    x = np.linspace(-12.0, 12.0, 2001)
+    np.testing.assert_allclose(gelu_approximate(tf.constant(x)), _numpy_gelu(x), atol=1e-12)
+
+
+def test_hand_written_gradient_matches_automatic_differentiation():
+    x = tf.constant(np.linspace(-12.0, 12.0, 2001))
+    upstream = tf.constant(np.random.default_rng(0).normal(size=2001))
+    with tf.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        ours = tf.reduce_sum(gelu_approximate(x) * upstream)
+        reference = tf.reduce_sum(tf.nn.gelu(x, approximate=True) * upstream)
+    # 1e-8, not float64's eps: TF's gelu holds its constants as float32.
+    np.testing.assert_allclose(tape.gradient(ours, x), tape.gradient(reference, x), atol=1e-8)
+
+
+def test_second_call_in_a_graph_and_float32_gradient():
+    x = tf.Variable(np.linspace(-5.0, 5.0, 11, dtype="float32"))
+
+    @tf.function
+    def gradient():
+        with tf.GradientTape() as tape:
+            y = tf.reduce_sum(gelu_approximate(x))
+        return tape.gradient(y, x)
+
+    expected = (
+        _numpy_gelu(x.numpy().astype("float64") + 1e-6)
+        - _numpy_gelu(x.numpy().astype("float64") - 1e-6)
+    ) / 2e-6
+    np.testing.assert_allclose(gradient(), expected, atol=1e-5)
+
+
+def test_serializes_as_a_dense_activation():
+    dense = keras.layers.Dense(3, activation=gelu_approximate)
+    config = keras.saving.serialize_keras_object(dense)
+    assert keras.saving.deserialize_keras_object(config).activation is gelu_approximate
