@@ -100,7 +100,7 @@ def measure(pattern: str, seq_length: int, dynamic: bool, args) -> dict:
     """In this (fresh) process: warm up, then time `--batches` batches on one core."""
     import tensorflow as tf
 
-    from pipelines.read_pretraining_records import read_pretraining_records
+    from pipelines.record_reader import read_pretraining_records
 
     tf.config.threading.set_intra_op_parallelism_threads(1)
     tf.config.threading.set_inter_op_parallelism_threads(1)

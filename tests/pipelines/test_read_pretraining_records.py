@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from pipelines.read_pretraining_records import read_pretraining_records
+from pipelines.record_reader import read_pretraining_records
 
 CLS, SEP, MASK, VOCAB = 2, 3, 4, 100
 SEQ, SLOTS, FILES, PER_FILE = 32, 5, 4, 48
