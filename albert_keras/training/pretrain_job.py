@@ -28,7 +28,7 @@ from albert_keras.training.lamb import Lamb
 from albert_keras.training.pretraining_stream import count_records, pretraining_stream
 from albert_keras.training.step_checkpoint import StepCheckpoint, atomic_write
 from albert_keras.training.warmup_linear_decay import WarmupLinearDecay
-from pipelines.record_reader import read_pretraining_records
+from pipelines import read_pretraining_records
 
 # The official run: 3,125 warmup steps of 125,000.
 OFFICIAL_WARMUP_FRACTION = 3125 / 125_000

@@ -12,8 +12,8 @@ drawn from (seed, p, batch in pass): nothing depends on iterator history.
 
 import tensorflow as tf
 
+from pipelines import read_pretraining_records
 from pipelines.dynamic_masking import remask_batch
-from pipelines.record_reader import read_pretraining_records
 
 # Passes are numbered up to here: "forever" for any real run.
 MAX_PASSES = 2**40
