@@ -22,10 +22,10 @@ install-hf: install
 
 # The whole suite except tests marked slow; about 10 minutes on 2 cores.
 test: install
-	$(PY) -m pytest -q -m "not slow" $(PYTEST_ARGS)
+	$(PY) -m pytest -q -n 2 -m "not slow" $(PYTEST_ARGS)
 
 test-all: install
-	$(PY) -m pytest -q $(PYTEST_ARGS)
+	$(PY) -m pytest -q -n 2 $(PYTEST_ARGS)
 
 # The main job end to end on an embedded corpus (no download): see README.
 demo: install
