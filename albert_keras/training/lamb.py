@@ -7,7 +7,7 @@ import keras
 from keras import ops
 
 # The official `optimization.create_optimizer` list, matched against each variable's *path*
-# (e.g. "albert_backbone/embeddings_layer_norm/gamma"): Keras 3 variable names are leaves
+# (e.g. "encoder/group_0_inner_0_ffn/layer_norm/gamma"): Keras 3 variable names are leaves
 # ("gamma", "kernel"), so the layer name that says "layer_norm" is only in the path.
 OFFICIAL_EXCLUSIONS = ("LayerNorm", "layer_norm", "bias")
 
@@ -29,6 +29,10 @@ class Lamb(keras.optimizers.Optimizer):
     code) get ratio 1. `keras.optimizers.Lamb` differs on each point: it bias-corrects, decays
     weights outside the update (decoupled, before the step), applies the trust ratio to every
     variable, uses ε 1e-7 and does not clip.
+
+    Excluded variables (biases, LayerNorm) move by about `learning_rate` per step, several times
+    that in the first hundreds of steps (no bias correction), while adapted ones move by a
+    `learning_rate` fraction of their norm: small models want a rate near 0.01, not much more.
 
     Clipping acts on the gradient of the whole global batch, so a run gives the same updates on
     one device or several. (Keras's `global_clipnorm` under `tf.distribute` clips each replica's

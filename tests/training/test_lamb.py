@@ -100,3 +100,25 @@ def test_mixed_precision_fit_keeps_float32_state():
     moments = [v for v in model.optimizer.variables if "momentum" in v.path or "velocity" in v.path]
     assert len(moments) == 2 * len(model.trainable_variables)
     assert {v.dtype for v in moments} == {"float32"}
+
+
+def test_official_exclusions_on_the_pretrainer(tiny_config):
+    """Exactly the LayerNorm weights and the biases escape decay and the trust ratio."""
+    import albert_keras as ak
+
+    pretrainer = ak.AlbertPretrainer(ak.AlbertBackbone(**tiny_config))
+    optimizer = Lamb()
+    optimizer.build(pretrainer.trainable_variables)
+    layer_norms = {
+        id(v)
+        for layer in pretrainer._flatten_layers()
+        if isinstance(layer, keras.layers.LayerNormalization)
+        for v in layer.weights
+    }
+    for variable, decays, adapts in zip(
+        pretrainer.trainable_variables, optimizer._decays, optimizer._adapts
+    ):
+        excluded = id(variable) in layer_norms or "bias" in variable.name
+        assert decays == adapts == (not excluded), variable.path
+    # 3 embedding tables and 8 kernels: projection, 4 in the one shared block, pooler, 2 heads.
+    assert sum(optimizer._decays) == 11
