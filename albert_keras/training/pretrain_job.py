@@ -12,7 +12,6 @@ same command ends with the same weights as a run never stopped.
 """
 
 import argparse
-import glob
 import importlib.util
 import json
 import math
@@ -142,10 +141,11 @@ def pretrain(
     """Pretrains an `AlbertPretrainer` on TFRecords; returns (and writes) the run's summary.
 
     Args:
-        records: str. Glob of training shards (DESIGN.md's features).
-        output_dir: str. Gets `model.keras`, `backbone.keras`, `summary.json`, `checkpoints/`,
-            `logs/` (TensorBoard) and the SentencePiece model if `spm_model` is given. Running
-            again with the same arguments resumes from `checkpoints/`.
+        records: str. Glob of training shards (DESIGN.md's features); `gs://` works.
+        output_dir: str. A local directory; gets `model.keras`, `backbone.keras`,
+            `summary.json`, `checkpoints/`, `logs/` (TensorBoard) and the SentencePiece model if
+            `spm_model` is given. Running again with the same arguments resumes from
+            `checkpoints/`.
         preset: str. An `AlbertBackbone` preset.
         config: dict. Backbone arguments overriding the preset's (e.g. `{"num_layers": 2}`).
         sentence_objective: `"sop"`, `"nsp"` or `None`.
@@ -195,7 +195,7 @@ def pretrain(
         raise ValueError(f"--batch_size={batch_size} is not divisible by {replicas} replicas")
     use_xla = strategies.resolve_jit_compile(jit_compile, distribution)
     run_config = {  # what a resumed run must share with the one it continues
-        "files": [os.path.abspath(path) for path in files],
+        "files": [path if "://" in path else os.path.abspath(path) for path in files],
         "num_examples": count_records(files),
         "preset": preset,
         "backbone": backbone_config,
@@ -360,7 +360,7 @@ def _fit(pretrainer, dataset, **kwargs):
     try:
         # One epoch is one checkpoint period: Keras resets the metrics each epoch, so the logged
         # losses are the period's means, and a resumed run starts at an epoch boundary.
-        return pretrainer.fit(dataset, shuffle=False, **kwargs)  # the reader shuffles (seeded)
+        return pretrainer.fit(dataset, shuffle=False, **kwargs)  # the stream is shuffled
     except (tf.errors.DataLossError, tf.errors.InvalidArgumentError) as error:
         reason = error.message.strip().splitlines()[0]
         raise ValueError(f"--records: unreadable record ({reason})") from None
@@ -433,7 +433,9 @@ class _Timer(keras.callbacks.Callback):
 
 
 def _match(pattern: str, flag: str) -> list[str]:
-    files = sorted(glob.glob(pattern))
+    import tensorflow as tf
+
+    files = sorted(tf.io.gfile.glob(pattern))  # gs:// too (TPUs read their input from GCS)
     if not files:
         raise FileNotFoundError(f"{flag} {pattern!r}: no file matches")
     return files
