@@ -157,7 +157,8 @@ def _tpu_strategy(tf):
             tf.config.experimental_connect_to_cluster(resolver)
         tf.tpu.experimental.initialize_tpu_system(resolver)
     except (ValueError, RuntimeError, tf.errors.OpError) as error:
-        raise ValueError(f"strategy='tpu' found no TPU ({error})") from error
+        reason = str(error).strip().splitlines()[0]
+        raise ValueError(f"strategy='tpu' found no TPU ({reason})") from None
     return tf.distribute.TPUStrategy(resolver)
 
 

@@ -72,6 +72,14 @@ def test_bad_choices(call, message):
         call()
 
 
+@pytest.mark.skipif(bool(tf.config.list_physical_devices("GPU")), reason="a GPU is present")
+def test_missing_accelerators_are_named():
+    with pytest.raises(ValueError, match="strategy='gpu' found no GPU"):
+        get_strategy("gpu")
+    with pytest.raises(ValueError, match=r"^strategy='tpu' found no TPU \(.*\)$"):
+        get_strategy("tpu")
+
+
 def test_multi_worker_needs_tf_config(monkeypatch):
     monkeypatch.delenv("TF_CONFIG", raising=False)
     with pytest.raises(ValueError, match="TF_CONFIG"):
