@@ -5,9 +5,10 @@ layers in `albert_keras.layers`. Importing the package registers every class wit
 `.keras` files load without `custom_objects`.
 """
 
-from albert_keras import layers, models
+# `training` registers Lamb and WarmupLinearDecay, which a saved pretrainer's compile config names.
+from albert_keras import layers, models, training
 from albert_keras.models import AlbertBackbone, AlbertClassifier, AlbertPretrainer
 
 __version__ = "0.1.0"
 
-__all__ = ["AlbertBackbone", "AlbertClassifier", "AlbertPretrainer", "layers", "models"]
+__all__ = ["AlbertBackbone", "AlbertClassifier", "AlbertPretrainer", "layers", "models", "training"]
