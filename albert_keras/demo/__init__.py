@@ -15,11 +15,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--config", default="{}", help='backbone overrides as JSON, e.g. {"num_layers": 6}'
     )
-    parser.add_argument("--pretrain_steps", type=int, default=800)
+    parser.add_argument("--pretrain_steps", type=int, default=600)
     parser.add_argument("--batch_size", type=int, default=32)
     parser.add_argument("--finetune_task", help="a GLUE task name (with --glue_dir)")
     parser.add_argument("--glue_dir")
-    parser.add_argument("--finetune_steps", type=int, default=300)
+    parser.add_argument("--finetune_steps", type=int, default=200)
     parser.add_argument("--seed", type=int, default=12345)
 
 
