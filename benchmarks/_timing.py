@@ -182,31 +182,40 @@ def alternate(
     steps: int,
     warmup: int,
     steps_for: dict[str, int] | None = None,
-) -> dict[str, Timing]:
-    """Median wall and CPU seconds per step of each runner, timed round-robin, rotated."""
+) -> dict[str, list[Timing]]:
+    """Per-round seconds per step of each runner, timed round-robin in a rotated order."""
     steps_for = steps_for or {}
     for run in runners.values():
         if warmup:
             run(warmup)
-    per_step = {name: [] for name in runners}
+    per_round = {name: [] for name in runners}
     names = list(runners)
     for r in range(rounds):
         order = names[r % len(names) :] + names[: r % len(names)]
         for name in order:
             count = steps_for.get(name, steps)
             total = runners[name](count)
-            per_step[name].append(Timing(total.wall / count, total.cpu / count))
+            per_round[name].append(Timing(total.wall / count, total.cpu / count))
         print(
             f"  round {r + 1}/{rounds}: "
-            + ", ".join(f"{n} {per_step[n][-1].wall * 1e3:.0f} ms" for n in names),
+            + ", ".join(f"{n} {per_round[n][-1].wall * 1e3:.0f} ms" for n in names),
             flush=True,
         )
-    return {
-        name: Timing(
-            statistics.median(t.wall for t in times), statistics.median(t.cpu for t in times)
-        )
-        for name, times in per_step.items()
-    }
+    return per_round
+
+
+def median_timing(times: list[Timing]) -> Timing:
+    return Timing(statistics.median(t.wall for t in times), statistics.median(t.cpu for t in times))
+
+
+def paired_speedup(times: list[Timing], peer_times: list[Timing], field: str) -> float:
+    """Median over rounds of (peer's time / this one's time) within each round.
+
+    Paired by round, so load that changes between rounds cancels in each ratio.
+    """
+    return statistics.median(
+        getattr(p, field) / getattr(t, field) for t, p in zip(times, peer_times, strict=True)
+    )
 
 
 def print_table(header: list[str], rows: list[list[str]]) -> None:

@@ -19,6 +19,8 @@ from _timing import (
     alternate,
     backbone_config,
     describe,
+    median_timing,
+    paired_speedup,
     print_table,
     random_batch,
     step_runner,
@@ -130,32 +132,40 @@ def main(argv=None) -> int:
     one = alternate(latency, args.rounds, 4 * args.steps, args.warmup)
     print(f"batch {args.batch_size} throughput:")
     many = alternate(throughput, args.rounds, args.steps, args.warmup)
-    rows = []
-    for name in one:
-        rows.append(
-            [
-                name,
-                f"{one[name] * 1e3:.1f}",
-                f"{one['keras-hub'] / one[name]:.2f}" if "keras-hub" in one else "-",
-                f"{one['hf'] / one[name]:.2f}" if "hf" in one else "-",
-                f"{args.batch_size / many[name]:.1f}",
-                f"{many['keras-hub'] / many[name]:.2f}" if "keras-hub" in many else "-",
-                f"{many['hf'] / many[name]:.2f}" if "hf" in many else "-",
-            ]
-        )
+
+    def speedup(per_round, name, peer):
+        if peer not in per_round:
+            return "-"
+        return f"{paired_speedup(per_round[name], per_round[peer], 'wall'):.2f}"
+
+    rows = [
+        [
+            name,
+            f"{median_timing(one[name]).wall * 1e3:.1f}",
+            speedup(one, name, "keras-hub"),
+            speedup(one, name, "hf"),
+            f"{args.batch_size / median_timing(many[name]).wall:.1f}",
+            speedup(many, name, "keras-hub"),
+            speedup(many, name, "hf"),
+            f"{median_timing(many[name]).cpu / args.batch_size * 1e3:.1f}",
+        ]
+        for name in one
+    ]
     print()
     print_table(
         [
             "peer",
             "batch-1 ms",
-            "speed x keras-hub",
+            "x keras-hub",
             "x hf",
             f"batch-{args.batch_size} seq/s",
             "x keras-hub",
             "x hf",
+            "cpu ms/seq",
         ],
         rows,
     )
+    print("x = speed relative to the peer: median over rounds of (its time / this time)")
     for note in notes:
         print(note)
     return 0

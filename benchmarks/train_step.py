@@ -24,6 +24,8 @@ from _timing import (
     backbone_config,
     describe,
     matmul_runner,
+    median_timing,
+    paired_speedup,
     print_table,
     random_batch,
     step_runner,
@@ -177,21 +179,24 @@ def main(argv=None) -> int:
         runners["ours"](1)  # builds and traces
         traces_before = pretrainer.trace_count
     # Each matmul runs enough calls to take about as long as one model step.
-    seconds = alternate(
+    per_round = alternate(
         runners,
         args.rounds,
         args.steps,
         args.warmup,
         steps_for={name: 20 * args.steps for name in references},
     )
-    rates = {name: matmul_flops[name] / seconds.pop(name).wall for name in references}
+    rates = {
+        name: matmul_flops[name] / median_timing(per_round.pop(name)).wall for name in references
+    }
+    seconds = {name: median_timing(times) for name, times in per_round.items()}
     tokens = args.batch_size * args.seq_length
     step_flops = args.batch_size * train_flops_per_sequence(args, args.num_predictions)
 
     def ratio(name, peer, field):
-        if peer not in seconds:
+        if peer not in per_round:
             return "-"
-        return f"{getattr(seconds[peer], field) / getattr(seconds[name], field):.2f}"
+        return f"{paired_speedup(per_round[name], per_round[peer], field):.2f}"
 
     rows = []
     for name, timing in seconds.items():
@@ -231,7 +236,8 @@ def main(argv=None) -> int:
         print(f"tf {name} fp32: {rate / 1e9:.1f} GFLOP/s")
     print(
         f"model FLOPs per step: {step_flops / 1e9:.1f} G (3x forward matmuls, MLM at the"
-        " masked positions); x = speed relative to the peer (its time / this time)"
+        " masked positions); x = speed relative to the peer: median over rounds of"
+        " (its time / this time)"
     )
     if "ours" in runners:
         # `call` runs in Python only while building or tracing, never in a traced step.

@@ -1,6 +1,7 @@
 """ALBERT's layers: the factorized embedding, the transformer block halves, the shared stack."""
 
 from albert_keras.layers.factorized_embedding import FactorizedEmbedding
+from albert_keras.layers.fast_layer_normalization import FastLayerNormalization
 from albert_keras.layers.feed_forward_block import FeedForwardBlock
 from albert_keras.layers.self_attention_block import SelfAttentionBlock
 from albert_keras.layers.shared_encoder import SHARING_MODES, SharedEncoder
@@ -8,6 +9,7 @@ from albert_keras.layers.shared_encoder import SHARING_MODES, SharedEncoder
 __all__ = [
     "SHARING_MODES",
     "FactorizedEmbedding",
+    "FastLayerNormalization",
     "FeedForwardBlock",
     "SelfAttentionBlock",
     "SharedEncoder",

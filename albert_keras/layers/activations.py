@@ -13,12 +13,15 @@ _CUBIC = _SQRT_2_OVER_PI * 0.044715
 def gelu_approximate(x):
     """`0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3)))`, as BERT's and ALBERT's `gelu`.
 
-    Computed with its derivative written by hand (`_gelu_with_gradient`): automatic
-    differentiation of the formula makes about twelve elementwise passes over the FFN's
-    (batch, time, I) activations on TF, this about eight, which makes a CPU train step ~8%
-    faster (benchmarks/README.md). A plain function wraps it because the backends' custom-
-    gradient objects do not serialize as a Keras activation.
+    On TensorFlow it is computed with its derivative written by hand (`_gelu_with_gradient`):
+    automatic differentiation of the formula makes about twelve elementwise passes over the
+    FFN's (batch, time, I) activations, this about eight, which makes a CPU train step ~8%
+    faster (benchmarks/README.md). JAX fuses the formula with XLA and torch has a fused kernel,
+    so they use `ops.gelu`. A plain function wraps it because the backends' custom-gradient
+    objects do not serialize as a Keras activation.
     """
+    if keras.backend.backend() != "tensorflow":
+        return ops.gelu(x, approximate=True)
     return _gelu_with_gradient(x)
 
 
@@ -29,7 +32,7 @@ def _gelu_with_gradient(x):
     half_x = 0.5 * x
 
     def grad(*args, upstream=None):
-        if upstream is None:  # TF and JAX pass the upstream gradient positionally, torch by name
+        if upstream is None:  # TF passes the upstream gradient positionally
             (upstream,) = args
         slope = _SQRT_2_OVER_PI + 3.0 * _CUBIC * x_squared
         return upstream * (0.5 + 0.5 * tanh + half_x * (1.0 - tanh * tanh) * slope)

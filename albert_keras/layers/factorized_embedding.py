@@ -3,6 +3,7 @@
 import keras
 from keras_hub.layers import PositionEmbedding, ReversibleEmbedding
 
+from albert_keras.layers.fast_layer_normalization import FastLayerNormalization
 from albert_keras.layers.validation import check_positive, check_rate
 
 
@@ -90,7 +91,7 @@ class FactorizedEmbedding(keras.layers.Layer):
             dtype=self.dtype_policy,
             name="segment_embedding",
         )
-        self.layer_norm = keras.layers.LayerNormalization(
+        self.layer_norm = FastLayerNormalization(
             epsilon=layer_norm_epsilon, dtype=self.dtype_policy, name="layer_norm"
         )
         self.dropout_layer = keras.layers.Dropout(dropout, dtype=self.dtype_policy, name="dropout")

@@ -4,6 +4,7 @@ import keras
 
 from albert_keras.layers.activations import gelu_approximate
 from albert_keras.layers.factorized_embedding import albert_initializer
+from albert_keras.layers.fast_layer_normalization import FastLayerNormalization
 from albert_keras.layers.validation import check_positive, check_rate
 
 
@@ -53,7 +54,7 @@ class FeedForwardBlock(keras.layers.Layer):
         self.dropout_layer = keras.layers.Dropout(
             self.dropout, dtype=self.dtype_policy, name="dropout"
         )
-        self.layer_norm = keras.layers.LayerNormalization(
+        self.layer_norm = FastLayerNormalization(
             epsilon=self.layer_norm_epsilon, dtype=self.dtype_policy, name="layer_norm"
         )
         self.layer_norm.build(inputs_shape)

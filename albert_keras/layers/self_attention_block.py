@@ -4,6 +4,7 @@ import keras
 from keras import ops
 
 from albert_keras.layers.factorized_embedding import albert_initializer
+from albert_keras.layers.fast_layer_normalization import FastLayerNormalization
 from albert_keras.layers.validation import check_positive, check_rate
 
 
@@ -78,7 +79,7 @@ class SelfAttentionBlock(keras.layers.Layer):
         self.output_dropout = keras.layers.Dropout(
             self.dropout, dtype=self.dtype_policy, name="output_dropout"
         )
-        self.layer_norm = keras.layers.LayerNormalization(
+        self.layer_norm = FastLayerNormalization(
             epsilon=self.layer_norm_epsilon, dtype=self.dtype_policy, name="layer_norm"
         )
         self.layer_norm.build(inputs_shape)
