@@ -2,7 +2,6 @@
 
 import gzip
 import json
-import time
 
 import pytest
 
@@ -230,30 +229,3 @@ def test_stats_merge_and_json_round_trip(tmp_path):
         "repaired": {"bom": {a: 1}},
     }
     assert ReadStats.from_dict(as_json) == merged
-
-
-# === Speed ===
-
-
-def test_reading_is_far_faster_than_tokenizing(shared_data):
-    # The records job must run at >= 70% of SentencePiece's own MB/s, so the reader must be a
-    # small share of it. Timed side by side (best of 3) so a busy machine slows both alike.
-    import sentencepiece as spm
-
-    book = str(shared_data / "corpus/gutenberg/1342-0.txt")
-    processor = spm.SentencePieceProcessor(
-        model_file=str(shared_data / "vocab/30k-clean.reconstructed.model")
-    )
-
-    def best_seconds(function):
-        times = []
-        for _ in range(3):
-            start = time.perf_counter()
-            function()
-            times.append(time.perf_counter() - start)
-        return min(times)
-
-    sentences = [s for d in iter_documents(book) for s in d]
-    read = best_seconds(lambda: list(iter_documents(book)))
-    tokenize = best_seconds(lambda: processor.encode(sentences, num_threads=1))
-    assert tokenize / read > 4, f"reading {read:.3f}s vs SentencePiece {tokenize:.3f}s"
