@@ -5,6 +5,8 @@ import math
 import keras
 from keras import ops
 
+from albert_keras.layers.fast_paths import use_hand_written_gradients
+
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 _CUBIC = _SQRT_2_OVER_PI * 0.044715
 
@@ -13,16 +15,16 @@ _CUBIC = _SQRT_2_OVER_PI * 0.044715
 def gelu_approximate(x):
     """`0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3)))`, as BERT's and ALBERT's `gelu`.
 
-    On TensorFlow it is computed with its derivative written by hand (`_gelu_with_gradient`):
-    automatic differentiation of the formula makes about twelve elementwise passes over the
-    FFN's (batch, time, I) activations, this about eight, which makes a CPU train step ~8%
-    faster (benchmarks/README.md). JAX fuses the formula with XLA and torch has a fused kernel,
-    so they use `ops.gelu`. A plain function wraps it because the backends' custom-gradient
-    objects do not serialize as a Keras activation.
+    On TensorFlow without oneDNN it is computed with its derivative written by hand
+    (`_gelu_with_gradient`): automatic differentiation of the formula makes about twelve
+    elementwise passes over the FFN's (batch, time, I) activations, this about eight, which
+    makes a CPU train step ~8% faster (benchmarks/README.md). Elsewhere the backend fuses
+    `ops.gelu` itself (see `use_hand_written_gradients`). A plain function wraps it because the
+    backends' custom-gradient objects do not serialize as a Keras activation.
     """
-    if keras.backend.backend() != "tensorflow":
-        return ops.gelu(x, approximate=True)
-    return _gelu_with_gradient(x)
+    if use_hand_written_gradients():
+        return _gelu_with_gradient(x)
+    return ops.gelu(x, approximate=True)
 
 
 @ops.custom_gradient

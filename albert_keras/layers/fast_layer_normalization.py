@@ -3,17 +3,20 @@
 import keras
 from keras import ops
 
+from albert_keras.layers.fast_paths import use_hand_written_gradients
+
 
 @keras.saving.register_keras_serializable(package="albert_keras")
 class FastLayerNormalization(keras.layers.LayerNormalization):
     """`keras.layers.LayerNormalization` (same weights, config and float32 math), made faster
     on TensorFlow for the transformer blocks' case: the last axis, with `gamma` and `beta`.
 
-    TensorFlow runs the formula op by op, and differentiating it automatically makes about
-    twenty passes over the (batch, time, H) activations per LayerNorm; the gradient written
-    out below makes about eleven, which makes a CPU train step ~3% faster
-    (benchmarks/README.md). JAX fuses the formula with XLA and torch has a fused kernel, so
-    they, and every other configuration, use the parent's `call`.
+    TensorFlow (without oneDNN) runs the formula op by op, and differentiating it
+    automatically makes about twenty passes over the (batch, time, H) activations per
+    LayerNorm; the gradient written out below makes about eleven, which makes a CPU train step
+    ~3% faster (benchmarks/README.md). JAX, torch and TF with oneDNN fuse the parent's formula
+    themselves (see `use_hand_written_gradients`), so they, and every other configuration, use
+    the parent's `call`.
 
     Args:
         **kwargs: passed to `keras.layers.LayerNormalization` (e.g. `epsilon`).
@@ -27,7 +30,7 @@ class FastLayerNormalization(keras.layers.LayerNormalization):
     def call(self, inputs):
         last_axis_only = self.axis in ([-1], [len(inputs.shape) - 1])
         affine = self.center and self.scale and not self.rms_scaling
-        if keras.backend.backend() != "tensorflow" or not (last_axis_only and affine):
+        if not (use_hand_written_gradients() and last_axis_only and affine):
             return super().call(inputs)
         outputs = _normalize(
             ops.cast(inputs, "float32"),

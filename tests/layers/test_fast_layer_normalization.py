@@ -4,6 +4,7 @@ import pytest
 import tensorflow as tf
 
 from albert_keras.layers import FastLayerNormalization
+from albert_keras.layers.fast_layer_normalization import _normalize
 
 
 def _pair(shape, seed=0, **kwargs):
@@ -42,6 +43,27 @@ def test_outputs_and_gradients_match_keras_layer_normalization(epsilon):
         strict=True,
     ):
         np.testing.assert_allclose(ours, expected, atol=2e-5, rtol=1e-5)
+
+
+def test_hand_written_gradient_matches_automatic_differentiation():
+    # Called directly, so it is tested even where the layer would not use it (oneDNN).
+    rng = np.random.default_rng(4)
+    x = tf.constant(rng.normal(size=(4, 5, 8)) * 3 + 1)
+    gamma, beta = tf.constant(rng.normal(size=8)), tf.constant(rng.normal(size=8))
+    upstream = tf.constant(rng.normal(size=(4, 5, 8)))
+    with tf.GradientTape(persistent=True) as tape:
+        tape.watch([x, gamma, beta])
+        ours = tf.reduce_sum(_normalize(x, gamma, beta, 1e-12) * upstream)
+        mean, variance = tf.nn.moments(x, axes=[-1], keepdims=True)
+        plain = gamma * (x - mean) / tf.sqrt(variance + 1e-12) + beta
+        reference = tf.reduce_sum(plain * upstream)
+    np.testing.assert_allclose(ours, reference, rtol=1e-12)
+    for ours_grad, expected in zip(
+        tape.gradient(ours, [x, gamma, beta]),
+        tape.gradient(reference, [x, gamma, beta]),
+        strict=True,
+    ):
+        np.testing.assert_allclose(ours_grad, expected, atol=1e-10)
 
 
 def test_other_axes_fall_back_to_the_parent():
