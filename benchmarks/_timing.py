@@ -36,11 +36,29 @@ def add_model_arguments(parser: argparse.ArgumentParser, batch_size: int) -> Non
     data.add_argument("--seq_length", type=int, default=128)
     timing = parser.add_argument_group("timing")
     timing.add_argument("--xla", choices=("on", "off"), default="off", help="jit_compile")
+    timing.add_argument(
+        "--onednn",
+        choices=("default", "on", "off"),
+        default="default",
+        help="TF_ENABLE_ONEDNN_OPTS for TensorFlow (default: TF's choice for this CPU)",
+    )
     timing.add_argument("--steps", type=int, default=5, help="steps timed per peer per round")
     timing.add_argument("--rounds", type=int, default=5, help="rounds of alternation")
     timing.add_argument("--warmup", type=int, default=2, help="untimed steps per peer first")
     timing.add_argument("--peers", default="", help="comma-separated subset of peers to run")
     timing.add_argument("--seed", type=int, default=0)
+
+
+def set_environment(args: argparse.Namespace) -> None:
+    """Applies the flags that must be set before TensorFlow is imported."""
+    if args.onednn != "default":
+        os.environ["TF_ENABLE_ONEDNN_OPTS"] = "1" if args.onednn == "on" else "0"
+
+
+def onednn_enabled() -> bool:
+    from albert_keras.layers.fast_paths import use_hand_written_gradients
+
+    return not use_hand_written_gradients()
 
 
 def backbone_config(args: argparse.Namespace) -> dict:
@@ -61,7 +79,7 @@ def describe(args: argparse.Namespace) -> str:
     return (
         f"L{args.num_layers} H{args.hidden_dim} A{args.num_heads} E{args.embedding_dim} "
         f"I{args.intermediate_dim} V{args.vocabulary_size}, batch {args.batch_size} x "
-        f"{args.seq_length}, xla {args.xla}"
+        f"{args.seq_length}, xla {args.xla}, oneDNN {'on' if onednn_enabled() else 'off'}"
     )
 
 

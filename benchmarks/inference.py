@@ -23,6 +23,7 @@ from _timing import (
     paired_speedup,
     print_table,
     random_batch,
+    set_environment,
     step_runner,
     wanted,
 )
@@ -109,6 +110,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_model_arguments(parser, batch_size=64)
     args = parser.parse_args(argv)
+    set_environment(args)
 
     small = random_batch(1, args.seq_length, args.vocabulary_size, 1, args.seed)
     large = random_batch(args.batch_size, args.seq_length, args.vocabulary_size, 1, args.seed)

@@ -28,6 +28,7 @@ from _timing import (
     paired_speedup,
     print_table,
     random_batch,
+    set_environment,
     step_runner,
     train_flops_per_sequence,
     wanted,
@@ -147,6 +148,7 @@ def main(argv=None) -> int:
         "--matmul", default="1024,1024,1024", help="m,k,n of the reference fp32 matmul"
     )
     args = parser.parse_args(argv)
+    set_environment(args)
 
     import tensorflow as tf
 

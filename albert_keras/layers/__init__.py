@@ -5,6 +5,7 @@ from albert_keras.layers.fast_layer_normalization import FastLayerNormalization
 from albert_keras.layers.feed_forward_block import FeedForwardBlock
 from albert_keras.layers.self_attention_block import SelfAttentionBlock
 from albert_keras.layers.shared_encoder import SHARING_MODES, SharedEncoder
+from albert_keras.layers.tied_masked_lm_head import TiedMaskedLMHead
 
 __all__ = [
     "SHARING_MODES",
@@ -13,4 +14,5 @@ __all__ = [
     "FeedForwardBlock",
     "SelfAttentionBlock",
     "SharedEncoder",
+    "TiedMaskedLMHead",
 ]

@@ -3,10 +3,10 @@
 import keras
 from keras import ops
 from keras.src.losses.loss import scale_loss_for_distribution
-from keras_hub.layers import MaskedLMHead
 
 from albert_keras.layers.activations import gelu_approximate
 from albert_keras.layers.factorized_embedding import albert_initializer
+from albert_keras.layers.tied_masked_lm_head import TiedMaskedLMHead
 from albert_keras.models.compile_defaults import compile_from_saved_config, default_optimizer
 
 SENTENCE_OBJECTIVES = ("sop", "nsp", None)
@@ -56,7 +56,7 @@ class AlbertPretrainer(keras.Model):
         self.sentence_objective = sentence_objective
 
         # === Layers ===
-        self.mlm_head = MaskedLMHead(
+        self.mlm_head = TiedMaskedLMHead(
             token_embedding=backbone.token_embedding,
             intermediate_activation=gelu_approximate,
             layer_norm_epsilon=1e-12,

@@ -1,0 +1,77 @@
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+from keras_hub.layers import MaskedLMHead, ReversibleEmbedding
+
+from albert_keras.layers import TiedMaskedLMHead
+
+VOCAB, EMBED, HIDDEN = 50, 8, 12
+
+
+def _heads(dtype=None):
+    """Our head and keras-hub's, both tied to one embedding, with the same head weights."""
+    embedding = ReversibleEmbedding(VOCAB, EMBED, dtype=dtype)
+    embedding.build((None, None))
+    heads = []
+    for cls in (TiedMaskedLMHead, MaskedLMHead):
+        head = cls(token_embedding=embedding, intermediate_activation="gelu", dtype=dtype)
+        head.build((None, None, HIDDEN))
+        heads.append(head)
+    rng = np.random.default_rng(0)
+    weights = [rng.normal(size=w.shape).astype("float32") for w in heads[1].get_weights()]
+    for head in heads:
+        head.set_weights(weights)
+    return embedding, heads
+
+
+def _inputs():
+    rng = np.random.default_rng(1)
+    sequence = tf.constant(rng.normal(size=(3, 7, HIDDEN)).astype("float32"))
+    positions = tf.constant(rng.integers(0, 7, (3, 4)).astype("int32"))
+    return sequence, positions
+
+
+def test_outputs_and_gradients_match_keras_hub_masked_lm_head():
+    embedding, heads = _heads()
+    sequence, positions = _inputs()
+    upstream = tf.constant(np.random.default_rng(2).normal(size=(3, 4, VOCAB)).astype("float32"))
+    results = []
+    for head in heads:
+        with tf.GradientTape() as tape:
+            tape.watch(sequence)
+            logits = head(sequence, mask_positions=positions)
+            loss = tf.reduce_sum(logits * upstream)
+        variables = [embedding.embeddings, *head.trainable_variables]
+        results.append([logits, *tape.gradient(loss, [sequence, *variables])])
+    assert results[0][0].shape == (3, 4, VOCAB)
+    for ours, expected in zip(*results, strict=True):
+        np.testing.assert_allclose(ours, expected, rtol=1e-5, atol=1e-5)
+
+
+def test_mixed_bfloat16_matches_keras_hub_dtypes():
+    _, (ours, reference) = _heads(dtype="mixed_bfloat16")
+    sequence, positions = _inputs()
+    ours_logits = ours(sequence, mask_positions=positions)
+    reference_logits = reference(sequence, mask_positions=positions)
+    assert ours_logits.dtype == reference_logits.dtype
+    np.testing.assert_allclose(
+        np.asarray(ours_logits, "float32"), np.asarray(reference_logits, "float32"), atol=0.1
+    )
+
+
+def test_untied_head_uses_the_parent():
+    head = TiedMaskedLMHead(vocabulary_size=VOCAB, intermediate_activation="gelu")
+    sequence, positions = _inputs()
+    assert head(sequence, mask_positions=positions).shape == (3, 4, VOCAB)
+
+
+@pytest.mark.parametrize("cap", [None, 5.0])
+def test_soft_capped_logits_follow_the_embedding(cap):
+    embedding = ReversibleEmbedding(VOCAB, EMBED, logit_soft_cap=cap)
+    embedding.build((None, None))
+    head = TiedMaskedLMHead(token_embedding=embedding)
+    logits = head(*_inputs())
+    if cap is not None:
+        assert float(tf.reduce_max(tf.abs(logits - head._bias))) <= cap + 1e-4
+    assert keras.backend.standardize_dtype(logits.dtype) == "float32"
