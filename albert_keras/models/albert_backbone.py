@@ -108,7 +108,11 @@ class AlbertBackbone(keras.Model):
         x = self.embeddings(inputs["token_ids"], inputs["segment_ids"])
         x = self.encoder(x, padding_mask=inputs["padding_mask"])
         outputs = {"sequence_output": x, "pooled_output": self.pooler(x[:, 0, :])}
-        super().__init__(inputs=inputs, outputs=outputs, dtype=dtype, **kwargs)
+        super().__init__(inputs=inputs, outputs=outputs, **kwargs)
+        # A functional Model drops `dtype`, so the model itself would report the global policy
+        # (float32) and `get_config` would save that: set it here, as keras-hub's Backbone does.
+        if dtype is not None:
+            self.dtype_policy = keras.dtype_policies.get(dtype)
 
         # === Config ===
         self.vocabulary_size = vocabulary_size

@@ -45,6 +45,8 @@ class AlbertClassifier(keras.Model):
         pooled = backbone(inputs)["pooled_output"]
         outputs = self.output_dense(self.output_dropout(pooled))
         super().__init__(inputs=inputs, outputs=outputs, **kwargs)
+        # The backbone's policy is the model's, as for keras-hub's tasks.
+        self.dtype_policy = backbone.dtype_policy
 
         # === Config ===
         self.num_classes = num_classes

@@ -54,6 +54,10 @@ class AlbertPretrainer(keras.Model):
         super().__init__(**kwargs)
         self.backbone = backbone
         self.sentence_objective = sentence_objective
+        # The model's own policy stays the global one (float32), unlike keras-hub's tasks, which
+        # take the backbone's: a mixed policy here would open an autocast scope around the MLM
+        # head, and keras-hub's MaskedLMHead (autocast=False) then adds its float32 bias to
+        # bfloat16 logits, which TensorFlow refuses. The backbone and heads keep their policies.
 
         # === Layers ===
         self.mlm_head = TiedMaskedLMHead(

@@ -147,3 +147,21 @@ def test_mixed_bfloat16_close_to_float32(tiny_config, backbone_inputs):
         backbone(backbone_inputs)["pooled_output"],
         atol=0.05,
     )
+
+
+def test_mixed_policy_survives_get_config_and_save(tmp_path, tiny_config, backbone_inputs):
+    backbone = ak.AlbertBackbone(**tiny_config, dtype="mixed_bfloat16")
+    assert backbone.dtype_policy.name == "mixed_bfloat16"
+    assert backbone.get_config()["dtype"]["config"]["name"] == "mixed_bfloat16"
+    path = tmp_path / "backbone.keras"
+    backbone.save(path)
+    loaded = keras.saving.load_model(path)
+    assert loaded.dtype_policy.name == "mixed_bfloat16"
+    # Every sublayer computes in bfloat16 on float32 variables, as before saving.
+    assert {layer.dtype_policy.name for layer in loaded._flatten_layers()
+            if not isinstance(layer, keras.layers.InputLayer)} == {"mixed_bfloat16"}  # fmt: skip
+    assert {v.dtype for v in loaded.weights} == {"float32"}
+    outputs = loaded(backbone_inputs)
+    assert keras.backend.standardize_dtype(outputs["sequence_output"].dtype) == "bfloat16"
+    for name, value in backbone(backbone_inputs).items():
+        np.testing.assert_array_equal(outputs[name], value)

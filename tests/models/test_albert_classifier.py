@@ -77,3 +77,22 @@ def test_save_load_round_trip(tmp_path, backbone, backbone_inputs):
 def test_bad_arguments_raise(backbone, override, message):
     with pytest.raises(ValueError, match=message):
         ak.AlbertClassifier(backbone, **override)
+
+
+def test_mixed_policy_survives_save(tmp_path, tiny_config, backbone_inputs):
+    classifier = ak.AlbertClassifier(ak.AlbertBackbone(**tiny_config, dtype="mixed_bfloat16"))
+    assert classifier.dtype_policy.name == "mixed_bfloat16"  # the backbone's, as keras-hub tasks
+    path = tmp_path / "classifier.keras"
+    classifier.save(path)
+    loaded = keras.saving.load_model(path)
+    assert loaded.dtype_policy.name == loaded.backbone.dtype_policy.name == "mixed_bfloat16"
+    assert loaded.output_dense.dtype_policy.name == "float32"
+    assert {v.dtype for v in loaded.weights} == {"float32"}
+    np.testing.assert_array_equal(loaded(backbone_inputs), classifier(backbone_inputs))
+
+
+def test_mixed_float16_compile_scales_the_loss(tiny_config):
+    # The classifier reports its backbone's policy, so Keras wraps the optimizer for float16.
+    classifier = ak.AlbertClassifier(ak.AlbertBackbone(**tiny_config, dtype="mixed_float16"))
+    classifier.compile()
+    assert isinstance(classifier.optimizer, keras.optimizers.LossScaleOptimizer)

@@ -131,3 +131,18 @@ def test_mixed_bfloat16_fit_keeps_float32_logits(tiny_config, pretraining_batch)
     pretrainer.compile()
     history = pretrainer.fit(pretraining_batch, batch_size=4, epochs=2, verbose=0).history
     assert np.isfinite(history["loss"]).all()
+
+
+def test_mixed_policy_survives_save(tmp_path, tiny_config, pretraining_batch):
+    pretrainer = ak.AlbertPretrainer(ak.AlbertBackbone(**tiny_config, dtype="mixed_bfloat16"))
+    path = tmp_path / "pretrainer.keras"
+    pretrainer.save(path)
+    loaded = keras.saving.load_model(path)
+    for layer in (loaded.backbone, loaded.backbone.get_layer("encoder"), loaded.mlm_head):
+        assert layer.dtype_policy.name == "mixed_bfloat16"
+    assert loaded.sentence_head.dtype_policy.name == "float32"
+    assert {v.dtype for v in loaded.weights} == {"float32"}
+    outputs = loaded(pretraining_batch)
+    for name, value in pretrainer(pretraining_batch).items():
+        assert keras.backend.standardize_dtype(outputs[name].dtype) == "float32"
+        np.testing.assert_array_equal(outputs[name], value)
