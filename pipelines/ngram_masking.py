@@ -174,37 +174,45 @@ def _choose_spans(rng, num_words, word_end, budget, ngram):
     # calls on arrays of that size.
     rows = np.flatnonzero(num_words > 0)
     room, words = budget[rows], num_words[rows]
+    # Each row's first place in `order`, `word_end` and `covered`, compacted along with `rows`.
+    order_base, end_base, cover_base = (
+        rows * max_words,
+        rows * (max_words + 1),
+        rows * (max_words + ngram),
+    )
     drawn, kept = [], []
     for step in range(max_words):
         going = (room > 0) & (words > step)
         if not going.all():
             rows, room, words = rows[going], room[going], words[going]
+            order_base, end_base, cover_base = order_base[going], end_base[going], cover_base[going]
         if rows.size == 0:
             break
         pick_draw, n_draw = rng.random((2, rows.size))
-        row_order = rows * max_words
-        pick = row_order + step + (pick_draw * (words - step)).astype(np.int64)
+        here = order_base + step
+        pick = here + (pick_draw * (words - step)).astype(np.int64)
         start = order[pick]
-        order[pick] = order[row_order + step]
-        # As the official code, n is drawn at every visited word, kept or not.
-        n = 1 + np.searchsorted(cumulative, n_draw, side="right")
-        drawn.append(n)
+        order[pick] = order[here]
+        # As the official code, n is drawn at every visited word, kept or not (here n - 1).
+        n_less_one = np.searchsorted(cumulative, n_draw, side="right")
+        drawn.append(n_less_one)
         # Tokens in spans of 1..ngram words from `start` (cut at the row's last word). Sizes grow
         # with m, so the m that fit (m <= n and size <= room) are 1..chosen: the official code's
         # "shorten until it fits" picks the longest of them.
         ends = np.minimum(start[:, None] + offsets, words[:, None])
-        bounds = word_end_flat[(rows * (max_words + 1))[:, None] + ends]
-        sizes = bounds[:, 1:] - bounds[:, :1]
-        chosen = ((offsets[1:] <= n[:, None]) & (sizes <= room[:, None])).sum(axis=1)
-        length = np.take_along_axis(ends, chosen[:, None], axis=1)[:, 0] - start
+        bounds = word_end_flat[end_base[:, None] + ends]
+        fits = (bounds[:, 1:] - bounds[:, :1]) <= room[:, None]
+        chosen = np.minimum(fits.sum(axis=1), n_less_one + 1)
+        # Row r's entry `chosen` of `ends` / `bounds`, by flat index (no take_along_axis).
+        at = np.arange(0, ends.size, ngram + 1) + chosen
+        length = ends.reshape(-1)[at] - start
         in_span = offsets[None, :-1] < length[:, None]
-        cells = (rows * (max_words + ngram) + start)[:, None] + offsets[:-1]
+        cells = (cover_base + start)[:, None] + offsets[:-1]
         take = (length > 0) & ~(covered_flat[cells] & in_span).any(axis=1)
         covered_flat[cells[take][in_span[take]]] = True
-        chosen_size = np.take_along_axis(sizes, np.maximum(chosen - 1, 0)[:, None], axis=1)[:, 0]
-        room = room - np.where(take, chosen_size, 0)
+        room = room - np.where(take, bounds.reshape(-1)[at] - bounds[:, 0], 0)
         kept.append(length[take])
-    drawn = np.bincount(np.concatenate(drawn or [[]]).astype(np.int64), minlength=ngram + 1)
+    drawn = np.bincount(1 + np.concatenate(drawn or [[]]).astype(np.int64), minlength=ngram + 1)
     kept = np.bincount(np.concatenate(kept or [[]]).astype(np.int64), minlength=ngram + 1)
     return covered[:, :max_words], kept, drawn
 

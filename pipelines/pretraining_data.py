@@ -142,8 +142,7 @@ def write_pretraining_data(
     if plans or saved is None or saved.get("fingerprint") != fingerprint:
         shared = {
             "config": config,
-            "spm_model": spm_model,
-            "lower_case": encoder.lower_case,
+            "encoder": encoder,
             "num_shards": num_shards,
             "fingerprint": fingerprint,
             "checkpoint_seconds": checkpoint_seconds,

@@ -260,10 +260,46 @@ def test_every_shard_gets_groups(book_run):
     assert all(os.path.getsize(folder / name) > 100_000 for name in stats["shards"])
 
 
-def test_two_workers_write_the_same_bytes_as_one(book_run, shared_data, tmp_path):
+def test_two_workers_write_the_same_bytes_as_one(book_run, shared_data, tmp_path, monkeypatch):
+    # Spawned workers (what a process with TensorFlow or threads gets) load their own encoder.
+    monkeypatch.setattr(shard_worker, "safe_start_method", lambda: "spawn")
     stats = _book(shared_data, tmp_path, num_workers=2)
     assert _shard_bytes(tmp_path) == _shard_bytes(book_run[0])
     assert stats["counts"] == book_run[1]["counts"]
+
+
+def test_forked_workers_from_the_command_line_write_the_same_bytes(book_run, shared_data, tmp_path):
+    # A fresh process has no TensorFlow and one thread: its workers are forked.
+    arguments = [
+        "--input", str(shared_data / BOOK), "--spm_model", str(shared_data / SPM),
+        "--output_dir", str(tmp_path), "--max_seq_length", "128", "--dupe_factor", "2",
+        "--num_shards", "3", "--group_chars", str(1 << 15), "--num_workers", "3", "--quiet",
+    ]  # fmt: skip
+    check = (
+        "import sys, pipelines.pretraining_data as p, pipelines.shard_worker as w; "
+        "assert w.safe_start_method() == 'fork'; sys.exit(p.main(sys.argv[1:]))"
+    )
+    subprocess.run(
+        [sys.executable, "-c", check, *arguments],
+        cwd=os.path.dirname(os.path.dirname(pretraining_data.__file__)),
+        check=True,
+    )
+    assert _shard_bytes(tmp_path) == _shard_bytes(book_run[0])
+
+
+def test_workers_are_forked_only_without_tensorflow_or_threads(monkeypatch):
+    monkeypatch.setattr(sys, "platform", "linux")
+    monkeypatch.delitem(sys.modules, "tensorflow", raising=False)
+    monkeypatch.setattr(shard_worker.threading, "active_count", lambda: 1)
+    assert shard_worker.safe_start_method() == "fork"
+    monkeypatch.setattr(shard_worker.threading, "active_count", lambda: 2)
+    assert shard_worker.safe_start_method() == "spawn"
+    monkeypatch.setattr(shard_worker.threading, "active_count", lambda: 1)
+    monkeypatch.setitem(sys.modules, "tensorflow", object())
+    assert shard_worker.safe_start_method() == "spawn"
+    monkeypatch.delitem(sys.modules, "tensorflow")
+    monkeypatch.setattr(sys, "platform", "darwin")
+    assert shard_worker.safe_start_method() == "spawn"
 
 
 def test_tasks_split_the_shards_and_together_write_the_same(book_run, shared_data, tmp_path):
