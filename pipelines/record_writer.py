@@ -88,13 +88,17 @@ def serialize_examples(features: dict[str, np.ndarray]) -> list[bytes]:
 def frame_records(records: list[bytes]) -> bytes:
     """TFRecord framing: length, masked CRC of the length, data, masked CRC of the data."""
     lengths = [len(r) for r in records]
-    heads = {}
-    for n in set(lengths):
-        length = struct.pack("<Q", n)
-        heads[n] = length + struct.pack("<I", _masked_crcs([length])[0])
+    heads = {n: _frame_head(n) for n in set(lengths)}
     crcs = np.array(_masked_crcs(records), np.uint32).astype("<u4").tobytes()
     tails = [crcs[i : i + 4] for i in range(0, len(crcs), 4)]
     return b"".join(chain.from_iterable(zip([heads[n] for n in lengths], records, tails)))
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _frame_head(length: int) -> bytes:
+    """A record's length and its masked CRC (cached: a few hundred lengths recur all run long)."""
+    packed = struct.pack("<Q", length)
+    return packed + struct.pack("<I", _masked_crcs([packed])[0])
 
 
 def _split_rows(block: np.ndarray) -> list[bytes]:
