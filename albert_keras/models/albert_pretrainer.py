@@ -30,7 +30,9 @@ class AlbertPretrainer(keras.Model):
     - Loss: `sum(w * ce) / (sum(w) + 1e-5)` over the masked positions, weights
       `masked_lm_weights`, as the official code, plus the mean sentence cross-entropy.
       `fit`/`evaluate` report `loss`, `mlm_loss`, `mlm_accuracy`, `sentence_loss` and
-      `sentence_accuracy`. Logits are float32 under mixed precision.
+      `sentence_accuracy`: means over all the masked positions (MLM) or examples (sentence)
+      seen, so `evaluate` over batches of any sizes equals one batch holding the whole set;
+      `loss` is `mlm_loss + sentence_loss`. Logits are float32 under mixed precision.
 
     Args:
         backbone: `AlbertBackbone`. The encoder (its token embedding is the MLM output layer).
@@ -75,6 +77,10 @@ class AlbertPretrainer(keras.Model):
             )
 
         # === Metrics ===
+        # Means over the real masked positions (weighted by `masked_lm_weights`) and over the
+        # examples, not over steps: `evaluate` on a dataset whose batches differ in size or
+        # in masked counts gives the numbers of one batch holding it all. The metrics' states
+        # are sums, so replicas add up under `tf.distribute` too.
         self.mlm_loss_tracker = keras.metrics.Mean(name="mlm_loss")
         # A weighted Mean of per-position hits (see `compute_metrics`).
         self.mlm_accuracy = keras.metrics.Mean(name="mlm_accuracy")
@@ -142,16 +148,14 @@ class AlbertPretrainer(keras.Model):
         )
         # The official code's normalizer: the 1e-5 keeps a batch with no predictions finite.
         mlm_loss = ops.sum(per_position * mlm_weights) / (ops.sum(mlm_weights) + 1e-5)
-        self.mlm_loss_tracker.update_state(mlm_loss)
+        self.mlm_loss_tracker.update_state(per_position, sample_weight=mlm_weights)
         loss = mlm_loss
         if self.sentence_head is not None:
-            sentence_loss = ops.mean(
-                keras.losses.sparse_categorical_crossentropy(
-                    self._sentence_labels(x), y_pred["sentence_logits"], from_logits=True
-                )
+            per_example = keras.losses.sparse_categorical_crossentropy(
+                self._sentence_labels(x), y_pred["sentence_logits"], from_logits=True
             )
-            self.sentence_loss_tracker.update_state(sentence_loss)
-            loss = loss + sentence_loss
+            self.sentence_loss_tracker.update_state(per_example)
+            loss = loss + ops.mean(per_example)
         for extra in self.losses:  # regularizers, add_loss()
             loss = loss + ops.sum(ops.cast(extra, "float32"))
         # Under tf.distribute, gradients are summed over replicas, so Keras divides its own
@@ -173,6 +177,17 @@ class AlbertPretrainer(keras.Model):
         if self.sentence_head is not None:
             self.sentence_accuracy.update_state(self._sentence_labels(x), y_pred["sentence_logits"])
         return self.get_metrics_result()
+
+    def get_metrics_result(self):
+        results = super().get_metrics_result()
+        if "loss" in results:
+            # Keras's own `loss` is a mean over steps weighted by batch size, but the MLM loss is
+            # a mean over masked positions: report the sum of the weighted parts instead. (Extra
+            # losses, `add_loss()` or regularizers, none by default, are trained on, not shown.)
+            results["loss"] = results["mlm_loss"]
+            if self.sentence_head is not None:
+                results["loss"] = results["loss"] + results["sentence_loss"]
+        return results
 
     @staticmethod
     def _sentence_labels(x):

@@ -2,6 +2,7 @@ import keras
 import numpy as np
 import pytest
 import tensorflow as tf
+from model_inputs import make_pretraining_batch
 
 import albert_keras as ak
 
@@ -146,3 +147,20 @@ def test_mixed_policy_survives_save(tmp_path, tiny_config, pretraining_batch):
     for name, value in pretrainer(pretraining_batch).items():
         assert keras.backend.standardize_dtype(outputs[name].dtype) == "float32"
         np.testing.assert_array_equal(outputs[name], value)
+
+
+def test_evaluate_in_uneven_batches_equals_one_batch(pretrainer):
+    # 13 examples with 0 to 5 real predictions each: batches of 5, 5 and 3 hold different
+    # numbers of masked positions, so per-step means of the losses would be biased.
+    batch = make_pretraining_batch(seed=3, batch_size=13, predictions=5)
+    real = np.arange(13) % 6
+    batch["masked_lm_weights"] = (np.arange(5)[None, :] < real[:, None]).astype("float32")
+    pretrainer.compile()
+    whole = pretrainer.evaluate(batch, batch_size=13, verbose=0, return_dict=True)
+    dataset = tf.data.Dataset.from_tensor_slices(batch).batch(5)
+    uneven = pretrainer.evaluate(dataset, steps=None, verbose=0, return_dict=True)
+    assert set(uneven) == METRICS
+    expected = _expected_losses(batch, pretrainer.predict(batch, verbose=0))
+    for name in METRICS:
+        np.testing.assert_allclose(uneven[name], whole[name], rtol=1e-5, err_msg=name)
+        np.testing.assert_allclose(uneven[name], expected[name], rtol=1e-4, err_msg=name)

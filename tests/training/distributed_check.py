@@ -73,12 +73,27 @@ def train(distribution, initial_weights=None):
         # TF splits a last batch of 1 unevenly over the replicas; JAX's DataParallel needs
         # every batch divisible by the device count (Keras does not pad), so 6 there.
         probe_size = 5 if BACKEND == "tensorflow" else 6
+        uneven = {}
+        if BACKEND == "tensorflow":
+            # 0 to 4 real predictions per example, 21 examples: batches of 8, 8 and 5, the last
+            # split 3 / 2 over the replicas; the metrics must still be those of one batch.
+            varied = {k: v[:21] for k, v in batches(seed=3).items()}
+            varied["masked_lm_weights"] = (
+                np.arange(PREDICTIONS)[None, :] < (np.arange(21) % 5)[:, None]
+            ).astype("float32")
+            # One batch of 21 only on one device: Keras's symbolic build under tf.distribute
+            # reduces the first batch over the replicas, and fails where that splits unevenly.
+            one_device = strategy.num_replicas(distribution) == 1
+            for batch_size in (8, 21) if one_device else (8,):
+                results = model.evaluate(varied, batch_size=batch_size, return_dict=True, verbose=0)
+                uneven[batch_size] = {k: float(v) for k, v in results.items()}
         probe = {k: v[:probe_size] for k, v in batches(seed=2).items()}
         predictions = model.predict(probe, batch_size=8, verbose=0)
         return start, {
             "devices": strategy.num_replicas(distribution) if distribution else 1,
             "history": {k: [float(x) for x in v] for k, v in history.history.items()},
             "evaluate": {k: float(v) for k, v in evaluation.items()},
+            "evaluate_uneven": uneven,
             "predict_shapes": {k: list(v.shape) for k, v in predictions.items()},
             "predictions": {k: np.asarray(v).tolist() for k, v in predictions.items()},
             "finite": bool(all(np.isfinite(w).all() for w in model.get_weights())),

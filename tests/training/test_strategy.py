@@ -108,6 +108,17 @@ def test_mirrored_predict_shapes_accuracies_and_finiteness(mirrored_report):
         assert several["evaluate"][name] == pytest.approx(one["evaluate"][name], rel=1e-5)
 
 
+def test_mirrored_evaluate_in_uneven_batches_equals_one_batch(mirrored_report):
+    # Batches of 8, 8, 5 (the 5 split 3 / 2 over the replicas) holding different numbers of
+    # masked positions: the metrics are means over all the positions / examples seen.
+    one, several = mirrored_report["one_device"], mirrored_report["distributed"]
+    whole = one["evaluate_uneven"]["21"]
+    assert set(whole) == {"loss", "mlm_loss", "mlm_accuracy", "sentence_loss", "sentence_accuracy"}
+    for uneven in (one["evaluate_uneven"]["8"], several["evaluate_uneven"]["8"]):
+        for name, value in whole.items():
+            assert uneven[name] == pytest.approx(value, rel=1e-5), name
+
+
 def test_mirrored_over_two_cpus_equals_one_device(mirrored_report):
     assert_same_run(mirrored_report["one_device"], mirrored_report["distributed"], 1e-4)
 
