@@ -23,7 +23,7 @@ class AlbertClassifier(keras.Model):
 
     Example:
     >>> classifier = AlbertClassifier(AlbertBackbone.from_preset("albert_base"), num_classes=2)
-    >>> classifier.compile()  # AdamW 2e-5, sparse cross-entropy from logits, accuracy
+    >>> classifier.compile()  # AdamWeightDecay 2e-5, sparse cross-entropy from logits, accuracy
     >>> classifier.fit({"token_ids": ..., "segment_ids": ..., "padding_mask": ...}, labels)
     """
 
@@ -56,8 +56,9 @@ class AlbertClassifier(keras.Model):
         """`keras.Model.compile` with defaults for classification and regression.
 
         Args:
-            optimizer: an optimizer, or `"auto"`: AdamW, learning rate 2e-5, weight decay 0.01
-                (not on biases / LayerNorm), gradients clipped to norm 1.
+            optimizer: an optimizer, or `"auto"`: the official `AdamWeightDecay` (no bias
+                correction), learning rate 2e-5, weight decay 0.01 (not on biases / LayerNorm),
+                gradients clipped to norm 1.
             loss: a loss, or `"auto"`: sparse cross-entropy from logits (mean squared error
                 when `num_classes == 1`).
             metrics: metrics, or `"auto"`: sparse categorical accuracy (none for regression:

@@ -44,7 +44,7 @@ class AlbertPretrainer(keras.Model):
 
     Example:
     >>> pretrainer = AlbertPretrainer(AlbertBackbone.from_preset("albert_base"))
-    >>> pretrainer.compile()  # AdamW, learning rate 1e-4
+    >>> pretrainer.compile()  # AdamWeightDecay, learning rate 1e-4
     >>> pretrainer.fit(pipelines.read_pretraining_records("out/*.tfrecord", 32, ...))
     """
 
@@ -124,8 +124,9 @@ class AlbertPretrainer(keras.Model):
         """`keras.Model.compile` with a default optimizer; the loss and metrics are built in.
 
         Args:
-            optimizer: a `keras.optimizers.Optimizer`, or `"auto"`: AdamW, learning rate 1e-4,
-                weight decay 0.01 (not on biases / LayerNorm), gradients clipped to norm 1.
+            optimizer: a `keras.optimizers.Optimizer`, or `"auto"`: the official
+                `AdamWeightDecay` (no bias correction), learning rate 1e-4, weight decay 0.01
+                (not on biases / LayerNorm), gradients clipped to norm 1.
             loss, metrics: must stay `None`: the losses and metrics come from the batch dict.
             **kwargs: passed to `keras.Model.compile` (e.g. `jit_compile`).
         """

@@ -4,19 +4,19 @@ import keras
 
 
 def default_optimizer(learning_rate: float) -> keras.optimizers.Optimizer:
-    """AdamW as BERT and ALBERT fine-tune: weight decay 0.01, epsilon 1e-6, and no decay on
-    biases or LayerNorm weights (the official `AdamWeightDecayOptimizer` excludes them), and
-    gradients clipped to global norm 1.0 (as the official `optimization.py`).
+    """The official `AdamWeightDecayOptimizer`, as BERT and ALBERT fine-tune: Adam without bias
+    correction, weight decay 0.01 added to the update (none on biases or LayerNorm weights),
+    epsilon 1e-6, gradients clipped to global norm 1.0 (`training.AdamWeightDecay`).
 
     Example:
     >>> default_optimizer(1e-4).weight_decay
     0.01
     """
-    optimizer = keras.optimizers.AdamW(
-        learning_rate=learning_rate, weight_decay=0.01, epsilon=1e-6, global_clipnorm=1.0
-    )
-    optimizer.exclude_from_weight_decay(var_names=["bias", "gamma", "beta"])
-    return optimizer
+    # Imported here: the optimizers live in `training` (beside LAMB, which they share code
+    # with), and `training` imports `models`; a model only needs one once `compile()` runs.
+    from albert_keras.training.adam_weight_decay import AdamWeightDecay
+
+    return AdamWeightDecay(learning_rate=learning_rate)
 
 
 def compile_from_saved_config(model: keras.Model, config: dict) -> None:

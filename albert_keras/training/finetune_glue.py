@@ -1,8 +1,8 @@
 """`albert-keras finetune-glue`: fine-tune a saved ALBERT on one GLUE task, score it, predict.
 
 As the official `run_classifier.py` + `run_glue.sh`: per-task defaults (learning rate, batch,
-warmup, steps; max_seq_length 512), AdamW with weight decay 0.01 (not on LayerNorm or biases)
-under warmup + linear decay, gradients clipped to norm 1, dropout 0.1 on the pooled output,
+warmup, steps; max_seq_length 512), the official AdamWeightDecay (Adam without bias correction,
+weight decay 0.01 not on LayerNorm or biases) under warmup + linear decay, gradients clipped to norm 1, dropout 0.1 on the pooled output,
 evaluation of the dev split every `eval_every` steps and the best checkpoint kept. We add early
 stopping on the task's main dev metric (`--patience` evaluations without improvement).
 
@@ -19,7 +19,6 @@ import json
 import math
 import os
 import pathlib
-import re
 import shutil
 import time
 import zipfile
@@ -37,7 +36,7 @@ from albert_keras.glue.submission import write_submission
 from albert_keras.glue.tfds_reader import read_glue_tfds
 from albert_keras.glue.tsv_reader import read_glue_tsv
 from albert_keras.models import AlbertBackbone, AlbertClassifier
-from albert_keras.training.lamb import OFFICIAL_EXCLUSIONS
+from albert_keras.training.adam_weight_decay import AdamWeightDecay
 from albert_keras.training.warmup_linear_decay import WarmupLinearDecay
 
 
@@ -173,7 +172,7 @@ def finetune_glue(
     schedule = WarmupLinearDecay(
         settings["learning_rate"], settings["warmup_steps"], settings["max_steps"]
     )
-    classifier.compile(optimizer=_adam_weight_decay(classifier, schedule))
+    classifier.compile(optimizer=AdamWeightDecay(learning_rate=schedule))
     dev_inputs = {
         split: glue_dataset(dev, encoder, settings["batch_size"], with_labels=False)
         for split, dev in devs.items()
@@ -412,31 +411,6 @@ def _check_compatible(backbone, encoder: GlueEncoder, max_seq_length: int, spm_p
             f"--max_seq_length {max_seq_length} exceeds the model's "
             f"{config['max_sequence_length']} positions"
         )
-
-
-def _adam_weight_decay(model: keras.Model, schedule) -> keras.optimizers.Optimizer:
-    """AdamW as the official `AdamWeightDecayOptimizer`: beta 0.9 / 0.999, epsilon 1e-6, decay
-    0.01 added to the update (scaled by the learning rate), none on LayerNorm weights or biases
-    (the official pattern list, searched in variable paths, plus LayerNorm's gamma / beta names),
-    gradients clipped to global norm 1.0. One difference: Keras's Adam corrects the moments'
-    bias, the official optimizer does not (larger steps over the first ~1,000 updates there).
-    """
-    optimizer = keras.optimizers.AdamW(
-        learning_rate=schedule,
-        weight_decay=0.01,
-        beta_1=0.9,
-        beta_2=0.999,
-        epsilon=1e-6,
-        global_clipnorm=1.0,
-    )
-    excluded = [
-        variable
-        for variable in model.trainable_variables
-        if variable.name in ("gamma", "beta")
-        or any(re.search(pattern, variable.path) for pattern in OFFICIAL_EXCLUSIONS)
-    ]
-    optimizer.exclude_from_weight_decay(var_list=excluded)
-    return optimizer
 
 
 def _save_model(model: keras.Model, path: pathlib.Path) -> None:

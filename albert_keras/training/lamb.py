@@ -28,7 +28,8 @@ class Lamb(keras.optimizers.Optimizer):
     those matching `exclude_from_layer_adaptation` (by default the same list, as the official
     code) get ratio 1. `keras.optimizers.Lamb` differs on each point: it bias-corrects, decays
     weights outside the update (decoupled, before the step), applies the trust ratio to every
-    variable, uses ε 1e-7 and does not clip.
+    variable, uses ε 1e-7 and does not clip. With ratio 1 everywhere this is the official
+    `AdamWeightDecayOptimizer` of fine-tuning: the subclass `AdamWeightDecay`.
 
     Excluded variables (biases, LayerNorm) move by about `learning_rate` per step, several times
     that in the first hundreds of steps (no bias correction), while adapted ones move by a
@@ -58,6 +59,9 @@ class Lamb(keras.optimizers.Optimizer):
     >>> model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(2)])
     >>> model.compile(optimizer=Lamb(learning_rate=1e-3), loss="mse")
     """
+
+    # False in `AdamWeightDecay`: no trust ratio on any variable.
+    layer_adaptation = True
 
     def __init__(
         self,
@@ -108,7 +112,9 @@ class Lamb(keras.optimizers.Optimizer):
             and not _matches(variable, self._decay_exclusions)
             for variable in var_list
         )
-        self._adapts = tuple(not _matches(variable, adaptation) for variable in var_list)
+        self._adapts = tuple(
+            self.layer_adaptation and not _matches(variable, adaptation) for variable in var_list
+        )
 
     def _clip_gradients(self, grads):
         if self.global_clipnorm and keras.backend.backend() == "tensorflow":

@@ -101,6 +101,9 @@ def test_tiny_model_beats_the_majority_class_on_sst2_dev(sst2_run, glue_dir):
 def test_saved_classifier_reloads_and_reproduces_the_predictions(sst2_run, glue_dir, shared_data):
     model = keras.saving.load_model(sst2_run / "model.keras")  # no custom_objects
     assert isinstance(model, ak.AlbertClassifier) and model.num_classes == 2
+    # Trained with the official AdamWeightDecay under warmup + linear decay.
+    assert type(model.optimizer) is ak.training.AdamWeightDecay
+    assert isinstance(model.optimizer._learning_rate, ak.training.WarmupLinearDecay)
     dev = read_glue_tsv(glue_dir, "SST-2", "dev")
     encoder = ak.glue.GlueEncoder(shared_data / SPM, 64)
     inputs = encoder(dev.text_a[:64])
@@ -176,16 +179,6 @@ def test_mnli_with_early_stopping_through_the_python_api(tmp_path, shared_data):
     truth = [PAIRS[i % 3][2] for i in range(9)]
     accuracy = np.mean([p == t for p, t in zip(predicted, truth)])
     assert summary["metrics"]["accuracy"] == pytest.approx(accuracy)
-
-
-def test_weight_decay_skips_layer_norm_and_biases():
-    classifier = ak.AlbertClassifier(_tiny_backbone(), num_classes=3)
-    optimizer = job._adam_weight_decay(classifier, 1e-3)
-    decayed = {v.path for v in classifier.trainable_variables if optimizer._use_weight_decay(v)}
-    for variable in classifier.trainable_variables:
-        skip = variable.name in ("gamma", "beta", "bias")
-        assert (variable.path in decayed) != skip, variable.path
-    assert any(v.name == "kernel" for v in classifier.trainable_variables)
 
 
 @pytest.mark.parametrize(
