@@ -140,6 +140,91 @@ def hugging_face(args, batch):
     return step_runner(step)
 
 
+def step_matmuls(args, num_predictions: int) -> list[tuple]:
+    """The matmuls of one training step of our model, forward and backward, as
+    (a_shape, b_shape, transpose_a, transpose_b, count): Dense layers as (tokens, in) @ (in, out)
+    with dX = dY @ W^T and dW = X^T @ dY, attention as (batch * heads) batched products in
+    the layout our TensorFlow attention uses, and the MLM head at the masked positions only."""
+    t = args.batch_size * args.seq_length
+    h, e, i, v, layers = (
+        args.hidden_dim,
+        args.embedding_dim,
+        args.intermediate_dim,
+        args.vocabulary_size,
+        args.num_layers,
+    )
+    heads, length = args.batch_size * args.num_heads, args.seq_length
+    d = h // args.num_heads
+    shapes = []
+
+    def dense(rows, fan_in, fan_out, count):
+        shapes.append(((rows, fan_in), (fan_in, fan_out), False, False, count))  # forward
+        shapes.append(((rows, fan_out), (fan_in, fan_out), False, True, count))  # dX
+        shapes.append(((rows, fan_in), (rows, fan_out), True, False, count))  # dW
+
+    for fan_in, fan_out in ((h, 3 * h), (h, h), (h, i), (i, h)):
+        dense(t, fan_in, fan_out, layers)
+    if e != h:
+        dense(t, e, h, 1)
+    p = args.batch_size * num_predictions
+    dense(p, h, e, 1)  # the head's transform
+    # Scores q @ k^T and context p @ v, each with its two backward products.
+    scores = ((heads, length, d), (heads, d, length))
+    context = ((heads, length, length), (heads, length, d))
+    shapes += [
+        (*scores, False, False, layers),
+        ((heads, length, length), (heads, d, length), False, True, layers),  # dq
+        ((heads, length, d), (heads, length, length), True, False, layers),  # dk^T
+        (*context, False, False, layers),
+        ((heads, length, d), (heads, length, d), False, True, layers),  # dprobs
+        ((heads, length, length), (heads, length, d), True, False, layers),  # dv
+    ]
+    # Tied output: logits = x @ table^T; dx = g @ table; dtable = g^T @ x.
+    shapes += [
+        ((p, e), (v, e), False, True, 1),
+        ((p, v), (v, e), False, False, 1),
+        ((p, v), (p, e), True, False, 1),
+    ]
+    return shapes
+
+
+def step_matmuls_runner(shapes: list[tuple], seed: int):
+    """Runs each of a step's matmuls alone (its own graph, back to back): the step's floor if
+    nothing but its matmuls took time. Returns (runner, FLOPs per step)."""
+    import numpy as np
+    import tensorflow as tf
+
+    rng = np.random.default_rng(seed)
+    calls, flops = [], 0.0
+    for a_shape, b_shape, transpose_a, transpose_b, count in shapes:
+        a = tf.constant(rng.standard_normal(a_shape, dtype=np.float32))
+        b = tf.constant(rng.standard_normal(b_shape, dtype=np.float32))
+        product = tf.function(
+            functools.partial(
+                lambda a, b, ta, tb: tf.reduce_sum(
+                    tf.matmul(a, b, transpose_a=ta, transpose_b=tb)[..., :1, :1]
+                ),
+                a,
+                b,
+                transpose_a,
+                transpose_b,
+            )
+        )
+        product().numpy()
+        rows = a_shape[-1] if transpose_a else a_shape[-2]
+        inner = a_shape[-2] if transpose_a else a_shape[-1]
+        cols = b_shape[-2] if transpose_b else b_shape[-1]
+        batch = a_shape[0] if len(a_shape) == 3 else 1
+        flops += 2.0 * batch * rows * inner * cols * count
+        calls += [product] * count
+
+    def one_step():
+        for product in calls:
+            product()  # eager calls of CPU graphs return when done
+
+    return step_runner(one_step), flops
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_model_arguments(parser, batch_size=16)
@@ -174,6 +259,10 @@ def main(argv=None) -> int:
     matmul_flops = {}
     for name, shape in references.items():
         runners[name], matmul_flops[name] = matmul_runner(*shape, args.seed)
+    floor = "the step's matmuls alone"
+    runners[floor], floor_flops = step_matmuls_runner(
+        step_matmuls(args, args.num_predictions), args.seed
+    )
 
     print(f"train step: {describe(args)}, {args.num_predictions} masked positions")
     print(f"TensorFlow {tf.__version__}, intra-op threads: all {os.cpu_count()} cores")
@@ -191,6 +280,7 @@ def main(argv=None) -> int:
     rates = {
         name: matmul_flops[name] / median_timing(per_round.pop(name)).wall for name in references
     }
+    floor_seconds = median_timing(per_round.pop(floor)).wall
     seconds = {name: median_timing(times) for name, times in per_round.items()}
     tokens = args.batch_size * args.seq_length
     step_flops = args.batch_size * train_flops_per_sequence(args, args.num_predictions)
@@ -215,6 +305,7 @@ def main(argv=None) -> int:
                 ratio(name, "hf", "cpu"),
                 f"{rate / 1e9:.1f}",
                 *(f"{rate / r:.0%}" for r in rates.values()),
+                f"{floor_seconds / timing.wall:.0%}",
             ]
         )
     print()
@@ -231,11 +322,19 @@ def main(argv=None) -> int:
             "model GFLOP/s",
             "of square",
             "of FFN",
+            "of matmuls alone",
         ],
         rows,
     )
     for name, rate in rates.items():
         print(f"tf {name} fp32: {rate / 1e9:.1f} GFLOP/s")
+    floor_rate = floor_flops / floor_seconds
+    print(
+        f"{floor}: {floor_seconds * 1e3:.0f} ms per step, {floor_rate / 1e9:.1f} GFLOP/s"
+        f" ({floor_rate / next(iter(rates.values())):.0%} of square): the most any TF step"
+        " of this model could reach with these kernels; 'of matmuls alone' = that time / the"
+        " step's time"
+    )
     print(
         f"model FLOPs per step: {step_flops / 1e9:.1f} G (3x forward matmuls, MLM at the"
         " masked positions); x = speed relative to the peer: median over rounds of"
