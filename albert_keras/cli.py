@@ -10,7 +10,10 @@ import sys
 
 SUBCOMMANDS = {
     "pretrain": ("albert_keras.training.pretrain_job", "Pretrain on TFRecord shards."),
-    "finetune-glue": ("albert_keras.training.finetune_glue", "Fine-tune and evaluate on a GLUE task."),
+    "finetune-glue": (
+        "albert_keras.training.finetune_glue",
+        "Fine-tune and evaluate on a GLUE task.",
+    ),
     "convert": ("albert_keras.convert.convert_command", "Import or export checkpoints."),
     "demo": ("albert_keras.demo", "Run the whole chain on an embedded corpus."),
 }

@@ -5,7 +5,7 @@ import pathlib
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-import pytest  # noqa: E402
+import pytest
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
@@ -22,13 +22,13 @@ def shared_data():
 @pytest.fixture
 def tiny_config():
     """A backbone config small enough for a test to build and fit in seconds."""
-    return dict(
-        vocabulary_size=100,
-        num_layers=2,
-        num_heads=2,
-        embedding_dim=8,
-        hidden_dim=16,
-        intermediate_dim=32,
-        max_sequence_length=32,
-        num_segments=2,
-    )
+    return {
+        "vocabulary_size": 100,
+        "num_layers": 2,
+        "num_heads": 2,
+        "embedding_dim": 8,
+        "hidden_dim": 16,
+        "intermediate_dim": 32,
+        "max_sequence_length": 32,
+        "num_segments": 2,
+    }
