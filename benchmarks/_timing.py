@@ -56,9 +56,13 @@ def set_environment(args: argparse.Namespace) -> None:
 
 
 def onednn_enabled() -> bool:
-    from albert_keras.layers.fast_paths import use_hand_written_gradients
+    """TensorFlow's own runtime oneDNN switch (not a public API: assume off if it moves)."""
+    try:
+        from tensorflow.python.util import _pywrap_util_port
 
-    return not use_hand_written_gradients()
+        return bool(_pywrap_util_port.IsMklEnabled())
+    except (ImportError, AttributeError):
+        return False
 
 
 def backbone_config(args: argparse.Namespace) -> dict:

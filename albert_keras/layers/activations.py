@@ -11,10 +11,10 @@ from albert_keras.layers.fused_kernels import fused_gelu
 def gelu_approximate(x):
     """`0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3)))`, as BERT's and ALBERT's `gelu`.
 
-    On TensorFlow without oneDNN it is `fused_gelu`: the forward and a hand-written derivative
-    each one XLA-fused loop, where automatic differentiation of the formula makes about twelve
+    On TensorFlow it is `fused_gelu`: the forward and a hand-written derivative each one
+    XLA-fused loop, where automatic differentiation of the formula makes about twelve
     elementwise passes over the FFN's (batch, time, I) activations (benchmarks/README.md).
-    Elsewhere the backend fuses `ops.gelu` itself (see `use_hand_written_gradients`). A plain function wraps it because the
+    JAX and torch fuse `ops.gelu` themselves. A plain function wraps it because the
     backends' custom-gradient objects do not serialize as a Keras activation.
     """
     if use_hand_written_gradients():

@@ -11,12 +11,12 @@ class FastLayerNormalization(keras.layers.LayerNormalization):
     """`keras.layers.LayerNormalization` (same weights, config and float32 math), made faster
     on TensorFlow for the transformer blocks' case: the last axis, with `gamma` and `beta`.
 
-    TensorFlow (without oneDNN) runs the formula op by op, and differentiating it
-    automatically makes about twenty passes over the (batch, time, H) activations per
-    LayerNorm; the gradient written out below makes about eleven, which makes a CPU train step
-    ~3% faster (benchmarks/README.md). JAX, torch and TF with oneDNN fuse the parent's formula
-    themselves (see `use_hand_written_gradients`), so they, and every other configuration, use
-    the parent's `call`.
+    TensorFlow runs the formula op by op, and differentiating it automatically makes about
+    twenty passes over the (batch, time, H) activations per LayerNorm; the gradient written
+    out below makes about eleven, which makes a CPU train step ~3% faster, with or without
+    oneDNN (benchmarks/README.md). JAX and torch fuse the parent's formula themselves (see
+    `use_hand_written_gradients`), so they, and every other configuration, use the parent's
+    `call`.
 
     Args:
         **kwargs: passed to `keras.layers.LayerNormalization` (e.g. `epsilon`).

@@ -1,21 +1,22 @@
 """Elementwise work fused by XLA inside TensorFlow's graph mode, forward and backward.
 
-TensorFlow without oneDNN runs each elementwise op as its own pass over memory, and its
-automatic gradient of a formula adds as many again. For the tanh-GELU over the FFN's
-(batch, time, I) activations, the largest elementwise work in a step, the forward and a
-hand-written backward here are each one function compiled by XLA
-(`tf.function(jit_compile=True)`): one fused loop each, called from the ordinary graph, where
-the matmuls keep TensorFlow's multi-threaded kernels. Measured on a 2-core CPU at
-(16, 128, 1024): forward + backward 2.2x faster than the same hand-written gradient in plain
-TF ops, and a whole train step (L6 H256 I1024, 16 x 128) 4.5% faster (benchmarks/README.md). Differentiating through a jit-compiled function instead runs
-the gradient unfused (measured 2x slower than plain ops), hence the custom gradient. The
-backward recomputes `tanh` from the input rather than keeping it: inside a fused loop that is
-cheaper than writing it out and reading it back. LayerNorm (`FastLayerNormalization`), the
-attention softmax and the MLM cross-entropy gained 0-10% this way in isolation and nothing
-measurable in a step, so they stay in plain ops.
+TensorFlow runs each elementwise op as its own pass over memory, and its automatic gradient
+of a formula adds as many again. For the tanh-GELU over the FFN's (batch, time, I)
+activations, the largest elementwise work in a step, the forward and a hand-written backward
+here are each one function compiled by XLA (`tf.function(jit_compile=True)`): one fused loop
+each, called from the ordinary graph, where the matmuls keep TensorFlow's multi-threaded
+kernels. Measured on a 2-core CPU at (16, 128, 1024): forward + backward 2.2x faster than
+the same hand-written gradient in plain TF ops; a whole train step (L6 H256 I1024, 16 x 128)
+4.5% faster, and 6.6% faster than oneDNN's own MatMul + BiasAdd + GELU fusion
+(benchmarks/README.md). Differentiating through a jit-compiled function instead runs the
+gradient unfused (measured 2x slower than plain ops), hence the custom gradient. The backward
+recomputes `tanh` from the input rather than keeping it: inside a fused loop that is cheaper
+than writing it out and reading it back. LayerNorm (`FastLayerNormalization`), the attention
+softmax and the MLM cross-entropy gained 0-10% this way in isolation and nothing measurable
+in a step, so they stay in plain ops.
 
-Only `use_hand_written_gradients()` callers (TensorFlow without oneDNN) come here; TensorFlow
-is imported on first use, so the module is safe to import on any backend.
+Only `use_hand_written_gradients()` callers (TensorFlow) come here; TensorFlow is imported on
+first use, so the module is safe to import on any backend.
 """
 
 import functools

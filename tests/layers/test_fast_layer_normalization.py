@@ -46,7 +46,7 @@ def test_outputs_and_gradients_match_keras_layer_normalization(epsilon):
 
 
 def test_hand_written_gradient_matches_automatic_differentiation():
-    # Called directly, so it is tested even where the layer would not use it (oneDNN).
+    # Called directly, so it is tested whatever path the layer takes.
     rng = np.random.default_rng(4)
     x = tf.constant(rng.normal(size=(4, 5, 8)) * 3 + 1)
     gamma, beta = tf.constant(rng.normal(size=8)), tf.constant(rng.normal(size=8))
