@@ -76,6 +76,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="stop after this many evaluations without improvement (0: never)",
     )
     parser.add_argument("--seed", type=int, default=12345)
+    parser.add_argument(
+        "--jit_compile",
+        choices=("auto", "true", "false"),
+        default="auto",
+        help="XLA: auto is Keras's choice (on for GPU / TPU); true also pays on CPU for long "
+        "runs and for predicting (benchmarks/README.md), after a compile of ~10 s",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -96,6 +103,7 @@ def run(args: argparse.Namespace) -> int:
         eval_every=args.eval_every,
         patience=args.patience,
         seed=args.seed,
+        jit_compile={"auto": "auto", "true": True, "false": False}[args.jit_compile],
         verbose="auto",
     )
     scores = ", ".join(f"{k} {v:.4f}" for k, v in summary["metrics"].items())
@@ -122,6 +130,7 @@ def finetune_glue(
     eval_every: int | None = None,
     patience: int = 5,
     seed: int = 12345,
+    jit_compile: str | bool = "auto",
     verbose: str | int = 0,
 ) -> dict:
     """Fine-tunes a backbone on one GLUE task; writes the model, metrics and predictions.
@@ -142,6 +151,7 @@ def finetune_glue(
             interval).
         patience: int. Evaluations without improvement before stopping; 0 never stops early.
         seed: int. Seeds Keras (head init, dropout) and the shuffle.
+        jit_compile: `"auto"` (Keras's choice: XLA on GPU / TPU, not on CPU) or a bool.
         verbose: passed to `fit` (0 silent, "auto" progress bars).
 
     Returns:
@@ -172,7 +182,7 @@ def finetune_glue(
     schedule = WarmupLinearDecay(
         settings["learning_rate"], settings["warmup_steps"], settings["max_steps"]
     )
-    classifier.compile(optimizer=AdamWeightDecay(learning_rate=schedule))
+    classifier.compile(optimizer=AdamWeightDecay(learning_rate=schedule), jit_compile=jit_compile)
     dev_inputs = {
         split: glue_dataset(dev, encoder, settings["batch_size"], with_labels=False)
         for split, dev in devs.items()

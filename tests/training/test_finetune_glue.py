@@ -214,3 +214,15 @@ def test_bad_inputs_exit_2_with_one_line(args, message, tmp_path, saved_model, g
     assert error.startswith("albert-keras finetune-glue: error: ") and "\n" not in error
     assert message in error
     assert not (tmp_path / "out" / "model.keras").exists()
+
+
+def test_fine_tuning_compiles_with_xla(saved_model, glue_dir, tmp_path):
+    # What GPU / TPU runs get by default ("auto"): the train, eval and predict steps, the
+    # AdamWeightDecay update and the fused GELU must all compile with XLA.
+    argv = ["finetune-glue", "--task", "SST-2", "--glue_dir", str(glue_dir),
+            "--model", str(saved_model), "--output_dir", str(tmp_path), "--max_steps", "4",
+            "--batch_size", "8", "--max_seq_length", "32", "--eval_every", "4",
+            "--jit_compile", "true"]  # fmt: skip
+    assert cli.main(argv) == 0
+    summary = json.loads((tmp_path / "metrics.json").read_text())
+    assert summary["steps_trained"] == 4 and summary["num_examples"] == 872
