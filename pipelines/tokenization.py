@@ -8,6 +8,7 @@ script slow.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import unicodedata
@@ -125,13 +126,21 @@ def _starts_word(piece: str) -> bool:
 
 def _strip_accents(text: str) -> str:
     """NFKD, then combining marks dropped: the official `preprocess_text` without its per-char loop."""
-    # Most text is NFKD already (curly quotes and dashes are): a check costs a tenth of a pass.
-    if not unicodedata.is_normalized("NFKD", text):
-        text = unicodedata.normalize("NFKD", text)
-    # Only non-ASCII characters can be marks: deleting every ASCII byte from the UTF-8 leaves
-    # just those (whole: their bytes are all >= 0x80), found by C loops even in English text.
+    # Only non-ASCII characters change: deleting every ASCII byte from the UTF-8 leaves just
+    # those (whole: their bytes are all >= 0x80), found by C loops even in English text.
     raw = text.encode("utf-8", "surrogatepass").translate(None, _ASCII_BYTES)
-    distinct = set(raw.decode("utf-8", "surrogatepass"))
-    for mark in sorted(c for c in distinct if unicodedata.combining(c)):
-        text = text.replace(mark, "")
+    for char in set(raw.decode("utf-8", "surrogatepass")):
+        # Per character, as whole-text NFKD followed by dropping the marks: NFKD decomposes each
+        # character alone, and its only cross-character step (reordering runs of combining
+        # marks) moves only marks, which are all dropped. A result is stable under the map, so
+        # the order of the replacements does not matter.
+        stripped = _strip_char(char)
+        if stripped != char:
+            text = text.replace(char, stripped)
     return text
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _strip_char(char: str) -> str:
+    decomposed = unicodedata.normalize("NFKD", char)
+    return "".join(c for c in decomposed if not unicodedata.combining(c))

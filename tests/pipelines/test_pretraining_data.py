@@ -431,6 +431,26 @@ def test_encoder_gives_the_release_ids_and_official_word_starts(shared_data):
         assert encoder.word_starts[pieces[piece]] == starts, piece
 
 
+def test_preprocess_matches_the_official_preprocess_text(shared_data):
+    """Per-character accent stripping equals whole-text NFKD + dropping marks + lower-casing,
+    on text mixing precomposed letters, loose and stacked marks, ligatures, Hangul, final sigma."""
+    import random
+    import unicodedata
+
+    def official(text):
+        text = unicodedata.normalize("NFKD", text)
+        return "".join(c for c in text if not unicodedata.combining(c)).lower()
+
+    encoder = SentencePieceEncoder(str(shared_data / SPM))
+    ranges = [(0x20, 0x7F), (0xA0, 0x500), (0x1E00, 0x1F00), (0x300, 0x370), (0x2000, 0x2100)]
+    ranges += [(0xAC00, 0xAC40), (0xFB00, 0xFB10), (0x3A3, 0x3A4)]
+    alphabet = [chr(i) for low, high in ranges for i in range(low, high)]
+    rng = random.Random(0)
+    texts = ["".join(rng.choices(alphabet, k=rng.randint(0, 40))) for _ in range(2000)]
+    texts += ["ΟΔΟΣ Σ", "A\u0301\u0323b", "ﬁne café", "Crème brûlée"]
+    assert encoder.preprocess(texts) == [official(t) for t in texts]
+
+
 # === Bad input ===
 
 
