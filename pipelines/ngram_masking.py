@@ -19,6 +19,7 @@ a few dozen NumPy steps mask thousands of examples. Every draw comes from the ge
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import NamedTuple
 
 import numpy as np
@@ -58,7 +59,8 @@ def mask_ngrams(
     token_boundary: np.ndarray,
     input_mask: np.ndarray,
     *,
-    rng: np.random.Generator,
+    rng: np.random.Generator | Sequence[np.random.Generator],
+    rows_per_rng: Sequence[int] | None = None,
     max_predictions_per_seq: int,
     masked_lm_prob: float = 0.15,
     ngram: int = 3,
@@ -73,7 +75,12 @@ def mask_ngrams(
         input_ids: int array (N, T). Packed examples (`[CLS] A [SEP] B [SEP]`, padded).
         token_boundary: int array (N, T). 1 where a token starts a word.
         input_mask: int array (N, T). 1 on real tokens, 0 on padding.
-        rng: `np.random.Generator`. Every draw comes from it.
+        rng: `np.random.Generator`, or one per run of rows (then `rows_per_rng` says how many
+            rows each takes). Every draw comes from it; with several, a run's draws come from its
+            own generator exactly as if the run were masked alone, so the statistics of the
+            result (`drawn_ngrams`, `span_words`, `merged_span_words`, `replacements`) get a
+            leading axis, one row per generator.
+        rows_per_rng: list of int, summing to N, with a list of generators; else None.
         max_predictions_per_seq: int. P, the most masked tokens per example.
         masked_lm_prob: float. Share of the tokens to mask (before the cap P).
         ngram: int. Longest span in words.
@@ -91,6 +98,14 @@ def mask_ngrams(
     >>> batch.masked_lm_weights.sum(axis=1)  # == batch.num_to_predict where words allow
     """
     num_examples, seq_length = input_ids.shape
+    rngs = [rng] if rows_per_rng is None else list(rng)
+    rows_per_rng = [num_examples] if rows_per_rng is None else list(rows_per_rng)
+    if len(rngs) != len(rows_per_rng) or sum(rows_per_rng) != num_examples:
+        raise ValueError(
+            f"{len(rngs)} generators for runs of {rows_per_rng} rows; expected one per run, "
+            f"{num_examples} rows in all"
+        )
+    row_rng = np.repeat(np.arange(len(rngs)), rows_per_rng)
     real = input_mask != 0
     candidate = real.copy()
     for special in special_ids:
@@ -117,7 +132,8 @@ def mask_ngrams(
     budget = np.minimum(
         max_predictions_per_seq, np.maximum(1, np.round(num_tokens * masked_lm_prob))
     ).astype(np.int64)
-    covered, span_words, drawn_ngrams = _choose_spans(rng, num_words, word_end, budget, ngram)
+    draws = _StepDraws(rngs, row_rng, num_words)
+    covered, span_words, drawn_ngrams = _choose_spans(draws, num_words, word_end, budget, ngram)
 
     # Token level: a candidate token is masked when its word is; in row-major order the
     # positions come out sorted, as the official code sorts its masked_lms.
@@ -136,15 +152,23 @@ def mask_ngrams(
     masked_lm_weights.reshape(-1)[slot] = 1.0
 
     # One uniform per masked token: [0, 0.8) -> [MASK], [0.8, 0.9) kept, [0.9, 1) random.
-    draw = rng.random(row.size)
-    random_ids = rng.integers(first_normal_id, vocabulary_size, size=row.size)
+    # Masked tokens come in row order, so each generator's are a contiguous run.
+    token_rng = row_rng[row]
+    per_rng = np.bincount(token_rng, minlength=len(rngs)).tolist()
+    draw = np.concatenate([g.random(n) for g, n in zip(rngs, per_rng)])
+    random_ids = np.concatenate(
+        [g.integers(first_normal_id, vocabulary_size, size=n) for g, n in zip(rngs, per_rng)]
+    )
     output_ids = input_ids.copy()
     to_mask, to_random = draw < 0.8, draw >= 0.9
     output_ids.reshape(-1)[masked[to_mask]] = mask_id
     output_ids.reshape(-1)[masked[to_random]] = random_ids[to_random]
-    replacements = np.array(
-        [to_mask.sum(), row.size - to_mask.sum() - to_random.sum(), to_random.sum()], np.int64
-    )
+    kind = np.where(to_mask, 0, np.where(to_random, 2, 1))
+    replacements = _per_rng_bincount(token_rng, kind, len(rngs), 3)
+    merged_span_words = _run_lengths(covered, ngram, row_rng, len(rngs))
+    if len(rngs) == 1 and not isinstance(rng, Sequence):
+        drawn_ngrams, span_words = drawn_ngrams[0], span_words[0]
+        merged_span_words, replacements = merged_span_words[0], replacements[0]
     return MaskedBatch(
         output_ids,
         masked_lm_positions,
@@ -153,13 +177,14 @@ def mask_ngrams(
         budget,
         drawn_ngrams,
         span_words,
-        _run_lengths(covered, ngram),
+        merged_span_words,
         replacements,
     )
 
 
-def _choose_spans(rng, num_words, word_end, budget, ngram):
-    """Step 3: the greedy visit, one word per example per step. Returns covered words (N, W)."""
+def _choose_spans(draws, num_words, word_end, budget, ngram):
+    """Step 3: the greedy visit, one word per example per step. Returns covered words (N, W)
+    and, per generator, the span lengths kept and the n drawn."""
     num_examples, max_words = num_words.size, word_end.shape[1] - 1
     cumulative = np.cumsum(ngram_probabilities(ngram))[:-1]
     # The visit order is an incremental Fisher-Yates shuffle of each row's words: step k swaps
@@ -180,7 +205,7 @@ def _choose_spans(rng, num_words, word_end, budget, ngram):
         rows * (max_words + 1),
         rows * (max_words + ngram),
     )
-    drawn, kept = [], []
+    drawn, drawn_rows, kept, kept_rows = [], [], [], []
     for step in range(max_words):
         going = (room > 0) & (words > step)
         if not going.all():
@@ -188,7 +213,7 @@ def _choose_spans(rng, num_words, word_end, budget, ngram):
             order_base, end_base, cover_base = order_base[going], end_base[going], cover_base[going]
         if rows.size == 0:
             break
-        pick_draw, n_draw = rng.random((2, rows.size))
+        pick_draw, n_draw = draws.step(rows)
         here = order_base + step
         pick = here + (pick_draw * (words - step)).astype(np.int64)
         start = order[pick]
@@ -196,6 +221,7 @@ def _choose_spans(rng, num_words, word_end, budget, ngram):
         # As the official code, n is drawn at every visited word, kept or not (here n - 1).
         n_less_one = np.searchsorted(cumulative, n_draw, side="right")
         drawn.append(n_less_one)
+        drawn_rows.append(rows)
         # Tokens in spans of 1..ngram words from `start` (cut at the row's last word). Sizes grow
         # with m, so the m that fit (m <= n and size <= room) are 1..chosen: the official code's
         # "shorten until it fits" picks the longest of them.
@@ -212,17 +238,90 @@ def _choose_spans(rng, num_words, word_end, budget, ngram):
         covered_flat[cells[take][in_span[take]]] = True
         room = room - np.where(take, bounds.reshape(-1)[at] - bounds[:, 0], 0)
         kept.append(length[take])
-    drawn = np.bincount(1 + np.concatenate(drawn or [[]]).astype(np.int64), minlength=ngram + 1)
-    kept = np.bincount(np.concatenate(kept or [[]]).astype(np.int64), minlength=ngram + 1)
+        kept_rows.append(rows[take])
+    draws.finish()
+    row_rng, num_rngs = draws.row_rng, len(draws.rngs)
+    drawn = _per_rng_bincount(
+        row_rng[_concatenate(drawn_rows)], 1 + _concatenate(drawn), num_rngs, ngram + 1
+    )
+    kept = _per_rng_bincount(
+        row_rng[_concatenate(kept_rows)], _concatenate(kept), num_rngs, ngram + 1
+    )
     return covered[:, :max_words], kept, drawn
 
 
-def _run_lengths(covered, ngram):
-    """Counts runs of consecutive masked words by length (last bin: longer than `ngram`)."""
+def _concatenate(arrays):
+    return np.concatenate(arrays).astype(np.int64) if arrays else np.zeros(0, np.int64)
+
+
+def _per_rng_bincount(rng_index, values, num_rngs, size):
+    """Histograms (num_rngs, size) of `values` (< size), one per generator."""
+    flat = np.bincount(rng_index * size + values, minlength=num_rngs * size)
+    return flat.reshape(num_rngs, size)
+
+
+class _StepDraws:
+    """The two uniforms per visiting row of each step of `_choose_spans`.
+
+    With one generator, a step draws `(2, rows)` from it. With several, each generator's rows
+    need the same stream as alone (a step: its rows' pick draws, then their n draws), but one call
+    per generator per step would cost what batching saves; so each generator pre-draws a buffer
+    (grown if a run needs more), steps gather from it, and `finish` rewinds every generator to
+    just past what was used (the draws are a fixed sequence of doubles, so re-drawing that many
+    from the saved state lands on the same state).
+    """
+
+    _STEPS_AHEAD = 32
+
+    def __init__(self, rngs, row_rng, num_words):
+        self.rngs, self.row_rng = rngs, row_rng
+        if len(rngs) == 1:
+            return
+        self.states = [g.bit_generator.state for g in rngs]
+        rows = np.bincount(row_rng, weights=num_words > 0, minlength=len(rngs)).astype(np.int64)
+        self.buffers = [g.random(2 * self._STEPS_AHEAD * n) for g, n in zip(rngs, rows.tolist())]
+        self.used = np.zeros(len(rngs), np.int64)
+        self._join()
+
+    def _join(self):
+        sizes = np.array([b.size for b in self.buffers], np.int64)
+        self.size, self.start = sizes, np.cumsum(sizes) - sizes
+        self.buffer = np.concatenate(self.buffers)
+
+    def step(self, rows):
+        if len(self.rngs) == 1:
+            return self.rngs[0].random((2, rows.size))
+        # `rows` is sorted, so each generator's rows are a contiguous run of it.
+        owner = self.row_rng[rows]
+        counts = np.bincount(owner, minlength=len(self.rngs))
+        short = np.flatnonzero(self.used + 2 * counts > self.size)
+        if short.size:
+            for g in short.tolist():
+                more = self.rngs[g].random(2 * self._STEPS_AHEAD * int(counts[g]))
+                self.buffers[g] = np.concatenate([self.buffers[g], more])
+            self._join()
+        first = np.cumsum(counts) - counts
+        pick = (self.start + self.used - first)[owner] + np.arange(rows.size)
+        self.used += 2 * counts
+        return self.buffer[pick], self.buffer[pick + counts[owner]]
+
+    def finish(self):
+        if len(self.rngs) == 1:
+            return
+        for g, state, used in zip(self.rngs, self.states, self.used.tolist()):
+            g.bit_generator.state = state
+            g.random(used)
+
+
+def _run_lengths(covered, ngram, row_rng, num_rngs):
+    """Counts runs of consecutive masked words by length (last bin: longer than `ngram`), per
+    generator: (num_rngs, ngram + 2)."""
     # A false column after each row keeps runs from joining across rows.
     padded = np.zeros((covered.shape[0], covered.shape[1] + 1), bool)
     padded[:, :-1] = covered
     words = np.flatnonzero(padded)
     breaks = np.flatnonzero(np.diff(words) != 1) + 1
-    lengths = np.diff(np.concatenate([[0], breaks, [words.size]])) if words.size else words
-    return np.bincount(np.minimum(lengths, ngram + 1), minlength=ngram + 2)
+    starts = np.concatenate([[0], breaks]).astype(np.int64) if words.size else words
+    lengths = np.diff(np.append(starts, words.size)) if words.size else words
+    owner = row_rng[words[starts] // padded.shape[1]] if words.size else words
+    return _per_rng_bincount(owner, np.minimum(lengths, ngram + 1), num_rngs, ngram + 2)

@@ -62,21 +62,71 @@ def make_group_records(
     >>> chunks = make_group_records(ExampleConfig(max_seq_length=128), encoder, 0, docs, stats)
     >>> open("x.tfrecord", "wb").write(b"".join(chunks))
     """
-    sentences = [sentence for document in documents for sentence in document]
+    for _, chunk in make_records(config, encoder, [(group_index, documents)], [stats]):
+        yield chunk
+
+
+def make_records(
+    config: ExampleConfig,
+    encoder: SentencePieceEncoder,
+    groups: list[tuple[int, list[list[str]]]],
+    stats: list[PretrainingStats],
+) -> Iterator[tuple[int, bytes]]:
+    """`make_group_records` of several groups at once: the same bytes, fewer NumPy calls.
+
+    Small groups (few dupe rounds) are encoded in one SentencePiece call and their batches of
+    rounds packed, masked and serialized together (each batch still with its own generator).
+
+    Args:
+        config: `ExampleConfig`.
+        encoder: `SentencePieceEncoder`.
+        groups: list of `(group_index, documents)`.
+        stats: list of `PretrainingStats`, one per group (may repeat), added to.
+
+    Yields:
+        `(k, chunk)`: TFRecord data of `groups[k]`, in the order of `groups`, then of rounds.
+
+    Example:
+    >>> for k, chunk in make_records(config, encoder, [(0, docs0), (1, docs1)], [s0, s1]):
+    ...     files[k].write(chunk)
+    """
+    counts = [sum(map(len, documents)) for _, documents in groups]
+    sentences = [s for _, documents in groups for document in documents for s in document]
     tokens, lengths = encoder.encode(sentences)
-    stats.groups += 1
-    stats.sentences += len(sentences)
-    stats.empty_sentences += int((lengths == 0).sum())
-    stats.tokens += int(tokens.size)
-    sentence_lengths, position = [], 0
-    for document in documents:
-        kept = [n for n in lengths[position : position + len(document)].tolist() if n]
-        position += len(document)
-        if kept:
-            sentence_lengths.append(kept)
-    stats.documents += len(sentence_lengths)
-    if not sentence_lengths:
-        return
+    all_lengths = lengths.tolist()
+    batch_examples = max(1, _BATCH_TOKENS // config.max_seq_length)
+    pending, pending_examples, position, token_offset = [], 0, 0, 0
+    for k, (group_index, documents) in enumerate(groups):
+        group_lengths = all_lengths[position : position + counts[k]]
+        position += counts[k]
+        group_stats = stats[k]
+        group_stats.groups += 1
+        group_stats.sentences += counts[k]
+        group_stats.empty_sentences += group_lengths.count(0)
+        group_tokens = sum(group_lengths)
+        group_stats.tokens += group_tokens
+        sentence_lengths, start = [], 0
+        for document in documents:
+            kept = [n for n in group_lengths[start : start + len(document)] if n]
+            start += len(document)
+            if kept:
+                sentence_lengths.append(kept)
+        group_stats.documents += len(sentence_lengths)
+        if sentence_lengths:
+            for batch in _round_batches(config, group_index, sentence_lengths, group_stats):
+                if pending and pending_examples + batch[2].label.size > batch_examples:
+                    yield from _masked_records(config, encoder, tokens, pending, stats)
+                    pending, pending_examples = [], 0
+                pending.append((k, batch[0], batch[1], _shifted(batch[2], token_offset)))
+                pending_examples += batch[2].label.size
+        token_offset += group_tokens
+    if pending:
+        yield from _masked_records(config, encoder, tokens, pending, stats)
+
+
+def _round_batches(config, group_index, sentence_lengths, stats):
+    """Yields `(group_index, first_round, pairs)`: the group's rounds cut into pairs, together
+    until a batch holds about `_BATCH_TOKENS`."""
     batch_examples = max(1, _BATCH_TOKENS // config.max_seq_length)
     dupe_round = 0
     while dupe_round < config.dupe_factor:
@@ -98,11 +148,25 @@ def make_group_records(
             dupe_round += 1
         pairs = SentencePairs(*(np.concatenate(column) for column in zip(*batch)))
         if pairs.label.size:
-            rng = np.random.default_rng([config.seed, group_index, first_round, _NUMPY_STREAM])
-            yield _masked_records(config, encoder, tokens, pairs, rng, stats)
+            yield group_index, first_round, pairs
 
 
-def _masked_records(config, encoder, tokens, pairs, rng, stats) -> bytes:
+def _shifted(pairs: SentencePairs, offset: int) -> SentencePairs:
+    """`pairs` indexing a flat token array that starts `offset` tokens later."""
+    if not offset:
+        return pairs
+    return pairs._replace(a_start=pairs.a_start + offset, b_start=pairs.b_start + offset)
+
+
+def _masked_records(config, encoder, tokens, batches, stats) -> Iterator[tuple[int, bytes]]:
+    """Packs, masks and serializes `batches` (`(k, group_index, first_round, pairs)`) together;
+    yields `(k, chunk)` per batch."""
+    pairs = SentencePairs(*(np.concatenate(column) for column in zip(*(b[3] for b in batches))))
+    sizes = [b[3].label.size for b in batches]
+    rngs = [
+        np.random.default_rng([config.seed, group_index, first_round, _NUMPY_STREAM])
+        for _, group_index, first_round, _ in batches
+    ]
     packed = pack_pairs(
         tokens,
         pairs,
@@ -115,7 +179,8 @@ def _masked_records(config, encoder, tokens, pairs, rng, stats) -> bytes:
         packed.input_ids,
         packed.token_boundary,
         packed.input_mask,
-        rng=rng,
+        rng=rngs,
+        rows_per_rng=sizes,
         max_predictions_per_seq=config.max_predictions_per_seq,
         masked_lm_prob=config.masked_lm_prob,
         ngram=config.ngram,
@@ -124,9 +189,6 @@ def _masked_records(config, encoder, tokens, pairs, rng, stats) -> bytes:
         mask_id=encoder.mask_id,
         first_normal_id=encoder.first_normal_id,
     )
-    # The official script shuffles every instance it made; we shuffle within the batch (the
-    # reader's shuffle buffer mixes batches and shards).
-    order = rng.permutation(pairs.label.size)
     features = {
         "input_ids": masked.input_ids,
         "input_mask": packed.input_mask,
@@ -138,20 +200,29 @@ def _masked_records(config, encoder, tokens, pairs, rng, stats) -> bytes:
         "next_sentence_labels": pairs.label[:, None],
     }
     records = serialize_examples(features)
-    records = [records[i] for i in order.tolist()]
-
     real_lengths = packed.input_mask.sum(axis=1)
     masked_counts = masked.masked_lm_weights.sum(axis=1).astype(np.int64)
-    stats.examples += int(pairs.label.size)
-    stats.add_histogram("labels", np.bincount(pairs.label, minlength=2))
-    stats.budget_met += int((masked_counts == masked.num_to_predict).sum())
-    stats.add_histogram("lengths", np.bincount(real_lengths, minlength=config.max_seq_length + 1))
-    stats.add_histogram("masked", np.bincount(masked_counts))
-    stats.add_histogram("drawn_ngrams", masked.drawn_ngrams)
-    stats.add_histogram("span_words", masked.span_words)
-    stats.add_histogram("merged_span_words", masked.merged_span_words)
-    stats.add_histogram("replacements", masked.replacements)
-    return frame_records(records)
+    met = masked_counts == masked.num_to_predict
+    first = 0
+    for b, ((k, *_), size, rng) in enumerate(zip(batches, sizes, rngs)):
+        rows = slice(first, first + size)
+        # The official script shuffles every instance it made; we shuffle within the batch of
+        # rounds (the reader's shuffle buffer mixes batches and shards).
+        order = rng.permutation(size) + first
+        chunk = frame_records([records[i] for i in order.tolist()])
+        first += size
+        batch_stats = stats[k]
+        batch_stats.examples += size
+        batch_stats.add_histogram("labels", np.bincount(pairs.label[rows], minlength=2))
+        batch_stats.budget_met += int(met[rows].sum())
+        lengths = np.bincount(real_lengths[rows], minlength=config.max_seq_length + 1)
+        batch_stats.add_histogram("lengths", lengths)
+        batch_stats.add_histogram("masked", np.bincount(masked_counts[rows]))
+        batch_stats.add_histogram("drawn_ngrams", masked.drawn_ngrams[b])
+        batch_stats.add_histogram("span_words", masked.span_words[b])
+        batch_stats.add_histogram("merged_span_words", masked.merged_span_words[b])
+        batch_stats.add_histogram("replacements", masked.replacements[b])
+        yield k, chunk
 
 
 def _seed(seed: int, group_index: int, dupe_round: int) -> int:

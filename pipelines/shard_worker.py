@@ -9,16 +9,23 @@ runs them, in this process or in child processes fed through bounded queues.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import multiprocessing
 import queue
 import sys
 import threading
 import time
 
-from pipelines.pretraining_examples import ExampleConfig, make_group_records
+from pipelines.pretraining_examples import ExampleConfig, make_records
 from pipelines.pretraining_stats import PretrainingStats
 from pipelines.record_writer import ShardWriter
 from pipelines.tokenization import SentencePieceEncoder
+
+# Groups are held until they hold this many characters times dupe rounds (16 groups of the
+# default size at dupe 1), then made together: at low dupe factors a group alone is too small a
+# batch for NumPy (masking's per-step calls, not its per-token work, would dominate). Records and
+# their bytes are the same either way.
+_COMBINE_CHARS = 1 << 21
 
 
 @dataclasses.dataclass(frozen=True)
@@ -53,7 +60,7 @@ class ShardWorker:
     Example:
     >>> encoder = SentencePieceEncoder("spm.model")
     >>> worker = ShardWorker(config, encoder, 1, {0: ShardPlan("out/s0.tfrecord")}, "x", 30)
-    >>> worker.process(0, documents)
+    >>> worker.process(0, documents)  # made now or with later groups
     >>> worker.finish()
     """
 
@@ -77,33 +84,55 @@ class ShardWorker:
         self.stats = {s: PretrainingStats.from_dict(p.stats or {}) for s, p in plans.items()}
         self.writers = {s: ShardWriter(p.path, p.resume_bytes) for s, p in plans.items()}
         self.last_checkpoint = {s: time.monotonic() for s in plans}
+        # Groups received but not yet made (see `_COMBINE_CHARS`), and the next group each
+        # shard accepts.
+        self.pending, self.pending_chars = [], 0
+        self.next_accepted = dict(self.next_group)
 
     def process(self, group_index: int, documents: list[list[str]]) -> None:
-        """Appends the records of group `group_index` to its shard."""
+        """Appends the records of group `group_index` to its shard (now or with later groups)."""
         shard = group_index % self.num_shards
-        if group_index < self.next_group[shard]:
+        if group_index < self.next_accepted[shard]:
             raise ValueError(
                 f"group {group_index} is already in shard {shard} (groups go in order)"
             )
-        stats = self.stats[shard]
-        before = stats.examples
-        for chunk in make_group_records(self.config, self.encoder, group_index, documents, stats):
-            self.writers[shard].write(chunk)
-        self.next_group[shard] = group_index + 1
+        self.next_accepted[shard] = group_index + 1
+        self.pending.append((group_index, documents))
+        self.pending_chars += sum(map(len, itertools.chain.from_iterable(documents)))
+        # A due checkpoint is not put off either (`checkpoint_seconds` 0: one after each group).
+        due = time.monotonic() - self.last_checkpoint[shard] >= self.checkpoint_seconds
+        if due or self.pending_chars * self.config.dupe_factor >= _COMBINE_CHARS:
+            self.flush()
+
+    def flush(self) -> None:
+        """Makes and writes the pending groups; checkpoints their shards when due."""
+        groups, self.pending, self.pending_chars = self.pending, [], 0
+        if not groups:
+            return
+        shards = [group_index % self.num_shards for group_index, _ in groups]
+        stats = [self.stats[shard] for shard in shards]
+        before = sum(s.examples for s in self.stats.values())
+        for k, chunk in make_records(self.config, self.encoder, groups, stats):
+            self.writers[shards[k]].write(chunk)
+        for (group_index, _), shard in zip(groups, shards):
+            self.next_group[shard] = group_index + 1
         if self.examples_written is not None:
             with self.examples_written.get_lock():
-                self.examples_written.value += stats.examples - before
-        if time.monotonic() - self.last_checkpoint[shard] >= self.checkpoint_seconds:
-            self.writers[shard].checkpoint(self._state(shard))
-            self.last_checkpoint[shard] = time.monotonic()
+                self.examples_written.value += sum(s.examples for s in self.stats.values()) - before
+        for shard in sorted(set(shards)):
+            if time.monotonic() - self.last_checkpoint[shard] >= self.checkpoint_seconds:
+                self.writers[shard].checkpoint(self._state(shard))
+                self.last_checkpoint[shard] = time.monotonic()
 
     def finish(self) -> None:
         """Finishes every owned shard: durable, complete progress, final name."""
+        self.flush()
         for shard, writer in self.writers.items():
             writer.finish(self._state(shard))
 
     def close(self) -> None:
-        """Stops without finishing; partial shards stay for a resume."""
+        """Stops without finishing (pending groups are dropped); partial shards stay for a
+        resume from their last checkpoint."""
         for writer in self.writers.values():
             writer.close()
 

@@ -160,3 +160,33 @@ def test_examples_without_words_get_no_mask():
 def test_ngram_probabilities(ngram):
     p = ngram_probabilities(ngram)
     assert p.sum() == pytest.approx(1.0) and p[0] / p[-1] == pytest.approx(ngram)
+
+
+def test_runs_with_their_own_generators_mask_as_if_alone():
+    # Runs of 1, 300 and 40 rows, one with long sequences and a big budget so its visit outlasts
+    # the others and the generators' pre-drawn steps; then each generator's next draw.
+    runs = [_batch(1, seed=1), _batch(300, seq_length=256, seed=2), _batch(40, seed=3)]
+    width = 256
+    padded = [[np.pad(a, ((0, 0), (0, width - a.shape[1]))) for a in run] for run in runs]
+    together_rngs = [np.random.default_rng(seed) for seed in (7, 8, 9)]
+    settings = {"max_predictions_per_seq": 150, "masked_lm_prob": 0.6, "vocabulary_size": VOCAB}
+    together = mask_ngrams(
+        *(np.concatenate(column) for column in zip(*padded)),
+        rng=together_rngs,
+        rows_per_rng=[len(run[0]) for run in runs],
+        **settings,
+    )
+    first = 0
+    for index, (run, seed) in enumerate(zip(padded, (7, 8, 9))):
+        rng = np.random.default_rng(seed)
+        alone = mask_ngrams(*run, rng=rng, **settings)
+        rows = slice(first, first + len(run[0]))
+        first += len(run[0])
+        for name in ("input_ids", "masked_lm_positions", "masked_lm_ids", "masked_lm_weights"):
+            np.testing.assert_array_equal(getattr(together, name)[rows], getattr(alone, name))
+        for name in ("drawn_ngrams", "span_words", "merged_span_words", "replacements"):
+            np.testing.assert_array_equal(getattr(together, name)[index], getattr(alone, name))
+        assert together_rngs[index].random() == rng.random()
+    with pytest.raises(ValueError, match="3 generators"):
+        mask_ngrams(*runs[0], rng=together_rngs, rows_per_rng=[1], vocabulary_size=VOCAB,
+                    max_predictions_per_seq=20)  # fmt: skip
