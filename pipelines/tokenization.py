@@ -27,6 +27,7 @@ SPECIAL_PIECES = ("[CLS]", "[SEP]", "[MASK]")
 _OFFICIAL_PUNCTUATION = frozenset('!"#$%&()*+,-./:;?@[\\]^_`{|}~')
 _ENGLISH_LETTERS = frozenset("abcdefghijklmnopqrstuvwxyz")
 _ASCII_BYTES = bytes(range(128))
+_ALLOWED_BYTES = "".join(sorted(_ENGLISH_LETTERS | _OFFICIAL_PUNCTUATION)).encode()
 
 
 class SentencePieceEncoder:
@@ -56,7 +57,8 @@ class SentencePieceEncoder:
                 f"{model_file!r} is not a SentencePiece model ({error}); "
                 "train one with `python -m pipelines.train_vocab`"
             ) from None
-        pieces = [self._processor.id_to_piece(i) for i in range(self.vocabulary_size)]
+        # A list of ids is looked up in one C++ call.
+        pieces = self._processor.id_to_piece(list(range(self.vocabulary_size)))
         ids = {piece: self._processor.piece_to_id(piece) for piece in SPECIAL_PIECES}
         missing = [p for p, i in ids.items() if pieces[i] != p]
         if missing:
@@ -71,10 +73,21 @@ class SentencePieceEncoder:
         # dynamic masking: a random [CLS]/[SEP]/<pad> would fake structure, <unk> teaches nothing.
         self.first_normal_id = max(specials) + 1
         if lower_case is None:
-            ordinary = "".join(p for i, p in enumerate(pieces) if not self._processor.is_control(i))
-            lower_case = re.search("[A-Z]", ordinary) is None
+            lower_case = not self._has_upper_case(pieces)
         self.lower_case = bool(lower_case)
-        self.word_starts = np.array([_starts_word(p) for p in pieces], dtype=bool)
+        self.word_starts = _word_starts(pieces)
+
+    def _has_upper_case(self, pieces: list[str]) -> bool:
+        """Whether a piece other than a control piece ([CLS], ...) holds a letter A-Z."""
+        text = "\n".join(pieces)
+        if text.count("\n") == len(pieces) - 1:
+            # One C scan of all pieces; only the hits are mapped back to their piece.
+            return any(
+                not self._processor.is_control(text.count("\n", 0, match.start()))
+                for match in re.finditer("[A-Z]", text)
+            )
+        ordinary = "".join(p for i, p in enumerate(pieces) if not self._processor.is_control(i))
+        return re.search("[A-Z]", ordinary) is not None
 
     def __reduce__(self):
         # Pickled as its arguments (for spawned workers); a forked worker inherits the loaded one.
@@ -116,6 +129,21 @@ class SentencePieceEncoder:
         lengths = np.fromiter(map(len, encoded), np.int32, len(encoded))
         ids = np.fromiter(chain.from_iterable(encoded), np.int32, int(lengths.sum()))
         return ids, lengths
+
+
+def _word_starts(pieces: list[str]) -> np.ndarray:
+    """`_starts_word` of every piece, by C calls over all of them (30k pieces: ~3x faster)."""
+    starts = np.ones(len(pieces), bool)
+    rest = [i for i, p in enumerate(pieces) if not p.startswith(("\u2581", "<"))]
+    rest = [i for i in rest if pieces[i] not in _OFFICIAL_PUNCTUATION]
+    # Lower-casing is per character but for the final sigma, which is no English letter either
+    # way; deleting the allowed (ASCII) bytes from the UTF-8 leaves the rest of each piece.
+    text = "\n".join(pieces[i] for i in rest).lower()
+    leftover = text.encode("utf-8", "surrogatepass").translate(None, _ALLOWED_BYTES).split(b"\n")
+    if len(leftover) != len(rest):  # a piece holds a line break: piece by piece
+        return np.array([_starts_word(p) for p in pieces], dtype=bool)
+    starts[rest] = np.fromiter(map(bool, leftover), bool, len(rest))
+    return starts
 
 
 def _starts_word(piece: str) -> bool:

@@ -11,7 +11,7 @@ import time
 import numpy as np
 import pytest
 
-from pipelines import pretraining_data, shard_worker
+from pipelines import pretraining_data, shard_worker, tokenization
 from pipelines.pretraining_data import main, write_pretraining_data
 from pipelines.record_writer import partial_path, read_progress
 from pipelines.tokenization import SentencePieceEncoder
@@ -429,6 +429,20 @@ def test_encoder_gives_the_release_ids_and_official_word_starts(shared_data):
     cases = [("\u2581hello", True), (",", True), ("ing", False), ("'", True), ("19", True)]
     for piece, starts in cases:
         assert encoder.word_starts[pieces[piece]] == starts, piece
+    # Upper case counts outside the control pieces only, with or without a line break in one.
+    vocabulary = list(pieces)
+    assert not encoder._has_upper_case(vocabulary)
+    vocabulary[100] = "\u2581Foo"
+    assert encoder._has_upper_case(vocabulary)
+    vocabulary[101] = "a\nb"
+    assert encoder._has_upper_case(vocabulary)
+    vocabulary[100] = "\u2581foo"
+    assert not encoder._has_upper_case(vocabulary)
+    # The whole-vocabulary computation agrees with the piece-by-piece rule, odd pieces included.
+    odd = ["\u0130", "\u212a", "A\u03a3", "", "a\nb", "<x", "\u2581A", "\u00e9t\u00e9", "a-b"]
+    for vocabulary in (list(pieces), list(pieces) + odd, list(pieces) + odd[:-5]):
+        expected = [tokenization._starts_word(p) for p in vocabulary]
+        assert tokenization._word_starts(vocabulary).tolist() == expected
 
 
 def test_preprocess_matches_the_official_preprocess_text(shared_data):
