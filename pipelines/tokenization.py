@@ -27,6 +27,7 @@ SPECIAL_PIECES = ("[CLS]", "[SEP]", "[MASK]")
 _OFFICIAL_PUNCTUATION = frozenset('!"#$%&()*+,-./:;?@[\\]^_`{|}~')
 _ENGLISH_LETTERS = frozenset("abcdefghijklmnopqrstuvwxyz")
 _ASCII_BYTES = bytes(range(128))
+_PREPROCESS_SENTENCES = 512
 _ALLOWED_BYTES = "".join(sorted(_ENGLISH_LETTERS | _OFFICIAL_PUNCTUATION)).encode()
 
 
@@ -124,8 +125,13 @@ class SentencePieceEncoder:
         """
         if not sentences:
             return np.zeros(0, np.int32), np.zeros(0, np.int32)
-        # One thread: parallelism comes from worker processes, one per core.
-        encoded = self._processor.encode(self.preprocess(sentences), num_threads=1)
+        # Prepared ~512 sentences at a time: bigger texts make str.replace and lower slower per
+        # character (more distinct accented letters to replace, wider characters), smaller
+        # ones pay per call. One thread: parallelism comes from worker processes, one per core.
+        prepared = []
+        for start in range(0, len(sentences), _PREPROCESS_SENTENCES):
+            prepared += self.preprocess(sentences[start : start + _PREPROCESS_SENTENCES])
+        encoded = self._processor.encode(prepared, num_threads=1)
         lengths = np.fromiter(map(len, encoded), np.int32, len(encoded))
         ids = np.fromiter(chain.from_iterable(encoded), np.int32, int(lengths.sum()))
         return ids, lengths
