@@ -118,26 +118,26 @@ def mask_ngrams(
     starts = token_boundary.reshape(-1)[flat_token] != 0
     starts[1:] |= token_row[1:] != token_row[:-1]
     starts[:1] = True
-    num_words = np.bincount(token_row[starts], minlength=num_examples)
+    # Words are numbered across rows (row r's are first_word[r] onwards); word_end[w] counts the
+    # candidate tokens before word w, so a span's size is a difference.
+    word_end = np.append(np.flatnonzero(starts), flat_token.size)
+    word_row = token_row[word_end[:-1]]
+    num_words = np.bincount(word_row, minlength=num_examples)
     first_word = np.cumsum(num_words) - num_words
-    word_of_token = np.cumsum(starts) - 1 - first_word[token_row]
-    max_words = int(num_words.max(initial=0))
-    flat_word = token_row * max_words + word_of_token
-    word_length = np.bincount(flat_word, minlength=num_examples * max_words)
-    # word_end[r, w] = tokens in the first w words of row r, so a span's size is a difference.
-    word_end = np.zeros((num_examples, max_words + 1), np.int64)
-    np.cumsum(word_length.reshape(num_examples, max_words), axis=1, out=word_end[:, 1:])
+    token_word = np.cumsum(starts) - 1
 
     num_tokens = real.sum(axis=1)
     budget = np.minimum(
         max_predictions_per_seq, np.maximum(1, np.round(num_tokens * masked_lm_prob))
     ).astype(np.int64)
     draws = _StepDraws(rngs, row_rng, num_words)
-    covered, span_words, drawn_ngrams = _choose_spans(draws, num_words, word_end, budget, ngram)
+    covered, span_words, drawn_ngrams = _choose_spans(
+        draws, num_words, first_word, word_end, budget, ngram
+    )
 
     # Token level: a candidate token is masked when its word is; in row-major order the
     # positions come out sorted, as the official code sorts its masked_lms.
-    masked = flat_token[covered.reshape(-1)[flat_word]] if max_words else flat_token[:0]
+    masked = flat_token[covered[token_word]]
     row, position = np.divmod(masked, seq_length)
     counts = np.bincount(row, minlength=num_examples)
     slot = row * max_predictions_per_seq + (
@@ -165,7 +165,7 @@ def mask_ngrams(
     output_ids.reshape(-1)[masked[to_random]] = random_ids[to_random]
     kind = np.where(to_mask, 0, np.where(to_random, 2, 1))
     replacements = _per_rng_bincount(token_rng, kind, len(rngs), 3)
-    merged_span_words = _run_lengths(covered, ngram, row_rng, len(rngs))
+    merged_span_words = _run_lengths(covered, word_row, ngram, row_rng, len(rngs))
     if len(rngs) == 1 and not isinstance(rng, Sequence):
         drawn_ngrams, span_words = drawn_ngrams[0], span_words[0]
         merged_span_words, replacements = merged_span_words[0], replacements[0]
@@ -182,39 +182,33 @@ def mask_ngrams(
     )
 
 
-def _choose_spans(draws, num_words, word_end, budget, ngram):
-    """Step 3: the greedy visit, one word per example per step. Returns covered words (N, W)
+def _choose_spans(draws, num_words, first_word, word_end, budget, ngram):
+    """Step 3: the greedy visit, one word per example per step. Returns which words are covered
     and, per generator, the span lengths kept and the n drawn."""
-    num_examples, max_words = num_words.size, word_end.shape[1] - 1
+    total_words = word_end.size - 1
     cumulative = np.cumsum(ngram_probabilities(ngram))[:-1]
     # The visit order is an incremental Fisher-Yates shuffle of each row's words: step k swaps
     # a random unvisited word into place k, so only visited places cost a draw (a full shuffle
     # or a sort of every row would cost ~10x more, as most rows stop after a few dozen words).
-    order = np.tile(np.arange(max_words, dtype=np.int64), num_examples)
-    # `covered` is padded by `ngram` columns so a span's words never run past a row.
-    covered = np.zeros((num_examples, max_words + ngram), bool)
-    covered_flat, word_end_flat = covered.reshape(-1), word_end.reshape(-1)
+    # order[first_word[r] + k] is a word of row r, numbered within the row.
+    order = np.arange(total_words, dtype=np.int64) - np.repeat(first_word, num_words)
+    # `covered` is padded by `ngram` words so a span's cells never run past the array (cells
+    # past a row's last word are masked out by `in_span`).
+    covered = np.zeros(total_words + ngram, bool)
     offsets = np.arange(ngram + 1)
     # The rows still visiting, and their state, kept compact: one step costs a few dozen NumPy
     # calls on arrays of that size.
     rows = np.flatnonzero(num_words > 0)
-    room, words = budget[rows], num_words[rows]
-    # Each row's first place in `order`, `word_end` and `covered`, compacted along with `rows`.
-    order_base, end_base, cover_base = (
-        rows * max_words,
-        rows * (max_words + 1),
-        rows * (max_words + ngram),
-    )
+    room, words, base = budget[rows], num_words[rows], first_word[rows]
     drawn, drawn_rows, kept, kept_rows = [], [], [], []
-    for step in range(max_words):
+    for step in range(int(num_words.max(initial=0))):
         going = (room > 0) & (words > step)
         if not going.all():
-            rows, room, words = rows[going], room[going], words[going]
-            order_base, end_base, cover_base = order_base[going], end_base[going], cover_base[going]
+            rows, room, words, base = rows[going], room[going], words[going], base[going]
         if rows.size == 0:
             break
         pick_draw, n_draw = draws.step(rows)
-        here = order_base + step
+        here = base + step
         pick = here + (pick_draw * (words - step)).astype(np.int64)
         start = order[pick]
         order[pick] = order[here]
@@ -226,16 +220,16 @@ def _choose_spans(draws, num_words, word_end, budget, ngram):
         # with m, so the m that fit (m <= n and size <= room) are 1..chosen: the official code's
         # "shorten until it fits" picks the longest of them.
         ends = np.minimum(start[:, None] + offsets, words[:, None])
-        bounds = word_end_flat[end_base[:, None] + ends]
+        bounds = word_end[base[:, None] + ends]
         fits = (bounds[:, 1:] - bounds[:, :1]) <= room[:, None]
         chosen = np.minimum(fits.sum(axis=1), n_less_one + 1)
         # Row r's entry `chosen` of `ends` / `bounds`, by flat index (no take_along_axis).
         at = np.arange(0, ends.size, ngram + 1) + chosen
         length = ends.reshape(-1)[at] - start
         in_span = offsets[None, :-1] < length[:, None]
-        cells = (cover_base + start)[:, None] + offsets[:-1]
-        take = (length > 0) & ~(covered_flat[cells] & in_span).any(axis=1)
-        covered_flat[cells[take][in_span[take]]] = True
+        cells = (base + start)[:, None] + offsets[:-1]
+        take = (length > 0) & ~(covered[cells] & in_span).any(axis=1)
+        covered[cells[take][in_span[take]]] = True
         room = room - np.where(take, bounds.reshape(-1)[at] - bounds[:, 0], 0)
         kept.append(length[take])
         kept_rows.append(rows[take])
@@ -247,7 +241,7 @@ def _choose_spans(draws, num_words, word_end, budget, ngram):
     kept = _per_rng_bincount(
         row_rng[_concatenate(kept_rows)], _concatenate(kept), num_rngs, ngram + 1
     )
-    return covered[:, :max_words], kept, drawn
+    return covered[:total_words], kept, drawn
 
 
 def _concatenate(arrays):
@@ -278,8 +272,10 @@ class _StepDraws:
         if len(rngs) == 1:
             return
         self.states = [g.bit_generator.state for g in rngs]
-        rows = np.bincount(row_rng, weights=num_words > 0, minlength=len(rngs)).astype(np.int64)
-        self.buffers = [g.random(2 * self._STEPS_AHEAD * n) for g, n in zip(rngs, rows.tolist())]
+        # A row visits at most all its words; most stop well before `_STEPS_AHEAD`.
+        steps = np.minimum(num_words, self._STEPS_AHEAD)
+        need = np.bincount(row_rng, weights=steps, minlength=len(rngs)).astype(np.int64)
+        self.buffers = [g.random(2 * n) for g, n in zip(rngs, need.tolist())]
         self.used = np.zeros(len(rngs), np.int64)
         self._join()
 
@@ -313,15 +309,15 @@ class _StepDraws:
             g.random(used)
 
 
-def _run_lengths(covered, ngram, row_rng, num_rngs):
-    """Counts runs of consecutive masked words by length (last bin: longer than `ngram`), per
-    generator: (num_rngs, ngram + 2)."""
-    # A false column after each row keeps runs from joining across rows.
-    padded = np.zeros((covered.shape[0], covered.shape[1] + 1), bool)
-    padded[:, :-1] = covered
-    words = np.flatnonzero(padded)
-    breaks = np.flatnonzero(np.diff(words) != 1) + 1
+def _run_lengths(covered, word_row, ngram, row_rng, num_rngs):
+    """Counts runs of consecutive masked words of a row by length (last bin: longer than
+    `ngram`), per generator: (num_rngs, ngram + 2)."""
+    words = np.flatnonzero(covered)
+    row = word_row[words]
+    # A run ends at a gap or at a row's end.
+    breaks = np.flatnonzero((np.diff(words) != 1) | (row[1:] != row[:-1])) + 1
     starts = np.concatenate([[0], breaks]).astype(np.int64) if words.size else words
     lengths = np.diff(np.append(starts, words.size)) if words.size else words
-    owner = row_rng[words[starts] // padded.shape[1]] if words.size else words
-    return _per_rng_bincount(owner, np.minimum(lengths, ngram + 1), num_rngs, ngram + 2)
+    return _per_rng_bincount(
+        row_rng[row[starts]], np.minimum(lengths, ngram + 1), num_rngs, ngram + 2
+    )
