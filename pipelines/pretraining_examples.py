@@ -107,7 +107,7 @@ def make_records(
         group_stats.tokens += group_tokens
         sentence_lengths, start = [], 0
         for document in documents:
-            kept = [n for n in group_lengths[start : start + len(document)] if n]
+            kept = list(filter(None, group_lengths[start : start + len(document)]))
             start += len(document)
             if kept:
                 sentence_lengths.append(kept)

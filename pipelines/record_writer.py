@@ -215,18 +215,21 @@ def _varints(values: np.ndarray) -> tuple[bytes, np.ndarray]:
         return values.astype(np.uint8).tobytes(), np.full(len(values), values.shape[1])
     flat = values.astype(np.uint32 if largest < 1 << 32 else np.uint64).ravel()
     num_groups = (largest.bit_length() + 6) // 7
-    sizes = np.ones(flat.size, np.int64)
-    for k in range(1, num_groups):
-        sizes += flat >= (1 << (7 * k))
-    starts = np.cumsum(sizes) - sizes
-    out = np.empty(int(sizes.sum()), np.uint8)
-    # Byte k of every value that has one: 7 bits, plus the top bit when more bytes follow.
-    out[starts] = (flat & 0x7F).astype(np.uint8) | ((sizes > 1).astype(np.uint8) << 7)
-    for k in range(1, num_groups):
-        here = np.flatnonzero(sizes > k)
-        low = ((flat[here] >> (7 * k)) & 0x7F).astype(np.uint8)
-        out[starts[here] + k] = low | ((sizes[here] > k + 1).astype(np.uint8) << 7)
-    return out.tobytes(), sizes.reshape(values.shape).sum(axis=1)
+    # Every value's `num_groups` candidate bytes side by side, then the ones it needs kept by
+    # one boolean selection (row-major, so values stay in order): no scatter, no cumsum.
+    candidates = np.empty((flat.size, num_groups), np.uint8)
+    keep = np.empty((flat.size, num_groups), bool)
+    keep[:, 0] = True
+    for k in range(num_groups):
+        # 7 bits, plus the top bit when more bytes follow.
+        low = ((flat >> (7 * k)) & 0x7F).astype(np.uint8)
+        if k + 1 < num_groups:
+            more = flat >= (1 << (7 * (k + 1)))
+            keep[:, k + 1] = more
+            low |= more.view(np.uint8) << 7
+        candidates[:, k] = low
+    sizes = keep.reshape(len(values), -1).sum(axis=1)
+    return candidates[keep].tobytes(), sizes
 
 
 def _masked_crcs(chunks: list[bytes]) -> list[int]:

@@ -14,6 +14,7 @@ it), so `pack_pairs` builds `[CLS] A [SEP] B [SEP]` for thousands of pairs with 
 from __future__ import annotations
 
 import bisect
+import itertools
 import random
 from collections.abc import Sequence
 from typing import NamedTuple
@@ -90,10 +91,8 @@ def create_pairs(
     # Token offset of every sentence start (and each document's end), in the flat array.
     offsets, position = [], 0
     for lengths in documents:
-        starts = [position]
-        for length in lengths:
-            position += length
-            starts.append(position)
+        starts = list(itertools.accumulate(lengths, initial=position))
+        position = starts[-1]
         offsets.append(starts)
     spans: list[tuple[int, int, int, int, int]] = []
     for index in range(len(documents)):

@@ -579,3 +579,20 @@ def test_help(capsys):
     with pytest.raises(SystemExit) as exit_info:
         main(["--help"])
     assert exit_info.value.code == 0 and "--sentence_objective" in capsys.readouterr().out
+
+
+def test_serialized_examples_parse_back_whatever_the_varint_widths():
+    import tensorflow as tf
+
+    from pipelines.record_writer import serialize_examples
+
+    widths = [0, 1, 127, 128, 16383, 16384, 2**21 - 1, 2**21, 2**35, 2**62]
+    values = np.array([widths, widths[::-1], [5] * len(widths)], np.int64)
+    weights = np.array([[0.5, 1.0], [0.0, 2.0], [1.0, 1.0]], np.float32)
+    records = serialize_examples({"ids": values, "small": values % 2, "weights": weights})
+    for row, record in enumerate(records):
+        example = tf.train.Example.FromString(record)
+        feature = example.features.feature
+        assert list(feature["ids"].int64_list.value) == values[row].tolist()
+        assert list(feature["small"].int64_list.value) == (values[row] % 2).tolist()
+        assert list(feature["weights"].float_list.value) == weights[row].tolist()
