@@ -72,7 +72,8 @@ def serialize_examples(features: dict[str, np.ndarray]) -> list[bytes]:
         if fixed:
             columns.append(_split_rows(np.concatenate(fixed, axis=1)))
             fixed = []
-        headers = {n: _feature_header(name, kind, n) for n in np.unique(lengths).tolist()}
+        # set() rather than np.unique: the same, and np.unique imports numpy.ma (~10 ms).
+        headers = {n: _feature_header(name, kind, n) for n in set(lengths.tolist())}
         columns.append([headers[n] for n in lengths.tolist()])
         body_length += np.fromiter(map(len, columns[-1]), np.int64, num_rows) + lengths
         ends = np.cumsum(lengths).tolist()
@@ -80,7 +81,7 @@ def serialize_examples(features: dict[str, np.ndarray]) -> list[bytes]:
     if fixed:
         columns.append(_split_rows(np.concatenate(fixed, axis=1)))
     # Example.features = 1, a length-delimited field.
-    prefixes = {n: b"\x0a" + _varint(n) for n in np.unique(body_length).tolist()}
+    prefixes = {n: b"\x0a" + _varint(n) for n in set(body_length.tolist())}
     columns.insert(0, [prefixes[n] for n in body_length.tolist()])
     return [b"".join(parts) for parts in zip(*columns)]
 
