@@ -9,8 +9,10 @@ How it runs (the official script keeps every instance in RAM; this streams):
 - Shards are split between `num_tasks` machines (shard s to task s % num_tasks) and, on each,
   between `num_workers` processes. A worker encodes each group it is sent once, makes every dupe
   round's pairs and masks from it (`pipelines.pretraining_examples`) and appends them to the
-  group's shard. Memory stays bounded: a few groups in flight per worker. (Each task reads all
-  the input, which costs a fraction of encoding it; only its own groups are encoded.)
+  group's shard. Small groups (low dupe factors) are held and made together, ~2 MB of text times
+  rounds at a time, for NumPy's sake; the bytes are the same. Memory stays bounded: a few groups
+  in flight per worker, plus those held. (Each task reads all the input, which costs a fraction
+  of encoding it; only its own groups are encoded.)
 - Records are shuffled within a batch of a group's rounds (the official script shuffles all it
   holds in RAM); the reader's shard interleave and shuffle buffer mix the rest.
 - Every draw is seeded by (seed, group, round), and a shard is its groups in order, so the same
