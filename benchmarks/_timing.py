@@ -79,6 +79,26 @@ def backbone_config(args: argparse.Namespace) -> dict:
     }
 
 
+def hugging_face_config(args: argparse.Namespace, **overrides):
+    """`transformers.AlbertConfig` for the same model as `backbone_config` (tanh-GELU as ALBERT's
+    `gelu_new`, no dropout); `overrides` are further AlbertConfig fields."""
+    from transformers import AlbertConfig
+
+    return AlbertConfig(
+        vocab_size=args.vocabulary_size,
+        embedding_size=args.embedding_dim,
+        hidden_size=args.hidden_dim,
+        num_hidden_layers=args.num_layers,
+        num_attention_heads=args.num_heads,
+        intermediate_size=args.intermediate_dim,
+        hidden_act="gelu_new",
+        hidden_dropout_prob=0.0,
+        attention_probs_dropout_prob=0.0,
+        max_position_embeddings=max(512, args.seq_length),
+        **overrides,
+    )
+
+
 def describe(args: argparse.Namespace) -> str:
     return (
         f"L{args.num_layers} H{args.hidden_dim} A{args.num_heads} E{args.embedding_dim} "

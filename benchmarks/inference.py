@@ -19,6 +19,7 @@ from _timing import (
     alternate,
     backbone_config,
     describe,
+    hugging_face_config,
     median_timing,
     paired_speedup,
     print_table,
@@ -69,24 +70,11 @@ def keras_hub_classifier(args):
 def hugging_face(args):
     try:
         import torch
-        from transformers import AlbertConfig, AlbertForSequenceClassification
+        from transformers import AlbertForSequenceClassification
     except ImportError:
         return None
     torch.manual_seed(args.seed)
-    config = AlbertConfig(
-        vocab_size=args.vocabulary_size,
-        embedding_size=args.embedding_dim,
-        hidden_size=args.hidden_dim,
-        num_hidden_layers=args.num_layers,
-        num_attention_heads=args.num_heads,
-        intermediate_size=args.intermediate_dim,
-        hidden_act="gelu_new",
-        hidden_dropout_prob=0.0,
-        attention_probs_dropout_prob=0.0,
-        classifier_dropout_prob=0.0,
-        max_position_embeddings=max(512, args.seq_length),
-        num_labels=NUM_CLASSES,
-    )
+    config = hugging_face_config(args, classifier_dropout_prob=0.0, num_labels=NUM_CLASSES)
     return AlbertForSequenceClassification(config).eval()
 
 

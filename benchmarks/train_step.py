@@ -23,6 +23,7 @@ from _timing import (
     alternate,
     backbone_config,
     describe,
+    hugging_face_config,
     matmul_runner,
     median_timing,
     paired_speedup,
@@ -100,22 +101,11 @@ def hugging_face(args, batch):
     """HF's AlbertForPreTraining in eager torch, or None when torch/transformers are missing."""
     try:
         import torch
-        from transformers import AlbertConfig, AlbertForPreTraining
+        from transformers import AlbertForPreTraining
     except ImportError:
         return None
     torch.manual_seed(args.seed)
-    config = AlbertConfig(
-        vocab_size=args.vocabulary_size,
-        embedding_size=args.embedding_dim,
-        hidden_size=args.hidden_dim,
-        num_hidden_layers=args.num_layers,
-        num_attention_heads=args.num_heads,
-        intermediate_size=args.intermediate_dim,
-        hidden_act="gelu_new",
-        hidden_dropout_prob=0.0,
-        attention_probs_dropout_prob=0.0,
-        max_position_embeddings=max(512, args.seq_length),
-    )
+    config = hugging_face_config(args)
     model = AlbertForPreTraining(config).train()
     optimizer = torch.optim.AdamW(model.parameters(), lr=LEARNING_RATE, weight_decay=0.01, eps=1e-6)
     labels = torch.full(batch["input_ids"].shape, -100, dtype=torch.long)
