@@ -189,15 +189,10 @@ def step_matmuls_runner(shapes: list[tuple], seed: int):
     for a_shape, b_shape, transpose_a, transpose_b, count in shapes:
         a = tf.constant(rng.standard_normal(a_shape, dtype=np.float32))
         b = tf.constant(rng.standard_normal(b_shape, dtype=np.float32))
+        # One corner of the product is returned: enough to keep it, not a copy of it.
         product = tf.function(
-            functools.partial(
-                lambda a, b, ta, tb: tf.reduce_sum(
-                    tf.matmul(a, b, transpose_a=ta, transpose_b=tb)[..., :1, :1]
-                ),
-                a,
-                b,
-                transpose_a,
-                transpose_b,
+            lambda a=a, b=b, ta=transpose_a, tb=transpose_b: tf.reduce_sum(
+                tf.matmul(a, b, transpose_a=ta, transpose_b=tb)[..., :1, :1]
             )
         )
         product().numpy()
