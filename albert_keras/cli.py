@@ -16,6 +16,7 @@ SUBCOMMANDS = {
     ),
     "convert": ("albert_keras.convert.convert_command", "Import or export checkpoints."),
     "demo": ("albert_keras.demo", "Run the whole chain on an embedded corpus."),
+    "study": ("albert_keras.study.study_command", "Run the paper's ablations (Tables 3-5)."),
 }
 
 
