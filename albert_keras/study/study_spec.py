@@ -134,9 +134,11 @@ class StudySpec:
         return {**self.settings["backbone"], **cell.backbone}
 
     def to_dict(self) -> dict:
+        """The spec as a dict that `load_spec` reads back (the baseline cell comes from
+        `baseline: true`, so it is not listed)."""
         return {
             **copy.deepcopy(self.settings),
-            "cells": [dataclasses.asdict(cell) for cell in self.cells],
+            "cells": [dataclasses.asdict(cell) for cell in self.cells if cell.pretrain],
         }
 
 
