@@ -1,5 +1,8 @@
 """A tiny study end to end: records, two cells, intrinsic evaluation, fine-tuning, the report;
-then a kill in the middle and a resume that redoes nothing finished."""
+then a kill in the middle and a resume that redoes nothing finished.
+
+The kill-and-resume test (two cells, no fine-tuning) runs by default; the whole-study tests
+(fine-tuning included) are marked slow."""
 
 import json
 import os
@@ -67,6 +70,7 @@ def tiny_study(shared_data, tmp_path_factory):
     return spec, root / "out", report
 
 
+@pytest.mark.slow  # a whole tiny study: ~1-2 min on 2 quiet cores
 def test_every_run_has_its_folder_and_summary(tiny_study):
     _, out, report = tiny_study
     assert [row["cell"] for row in report["rows"]] == ["NSP", "no-pretraining"]
@@ -86,6 +90,7 @@ def test_every_run_has_its_folder_and_summary(tiny_study):
     assert records == ["heldout-none", "heldout-nsp", "heldout-sop", "train-nsp"]
 
 
+@pytest.mark.slow  # a whole tiny study: ~1-2 min on 2 quiet cores
 def test_report_numbers_equal_the_runs_summaries(tiny_study):
     _, out, report = tiny_study
     on_disk = json.loads((out / "report.json").read_text())
@@ -112,6 +117,7 @@ def test_report_numbers_equal_the_runs_summaries(tiny_study):
     assert f"{report['rows'][0]['columns']['RTE']['mean']:.1f}" in nsp_line
 
 
+@pytest.mark.slow  # a whole tiny study: ~1-2 min on 2 quiet cores
 def test_parameter_counts_equal_count_params(tiny_study):
     _, out, report = tiny_study
     for row in report["rows"]:
@@ -120,6 +126,7 @@ def test_parameter_counts_equal_count_params(tiny_study):
         assert row["parameters"] == backbone.count_params()
 
 
+@pytest.mark.slow  # a whole tiny study: ~1-2 min on 2 quiet cores
 def test_intrinsic_columns_match_a_fresh_evaluation(tiny_study):
     """The NSP column is the sentence head's accuracy on the held-out NSP records."""
     import pipelines
@@ -174,6 +181,7 @@ def test_a_killed_study_resumes_without_redoing_finished_runs(shared_data, tmp_p
     assert "| B | 1 |" in (tmp_path / "out" / "report.md").read_text()
 
 
+@pytest.mark.slow  # a whole tiny study: ~1-2 min on 2 quiet cores
 def test_a_pretraining_killed_mid_run_resumes_from_its_checkpoint(shared_data, tmp_path):
     """A checkpoint at step 2 of 4: the rerun trains steps 3-4 only."""
     spec = _spec(shared_data, tmp_path)
@@ -203,6 +211,7 @@ def test_a_pretraining_killed_mid_run_resumes_from_its_checkpoint(shared_data, t
     assert pretrain["steps"] == {"total": 4, "resumed_from": 2, "run": 2}
 
 
+@pytest.mark.slow  # a whole tiny study: ~1-2 min on 2 quiet cores
 def test_cli_runs_a_study_file(shared_data, tmp_path, capsys):
     spec = _spec(shared_data, tmp_path)
     spec.update({"baseline": False, "tasks": [], "steps": 2, "checkpoint_every": 2})
@@ -216,3 +225,20 @@ def test_cli_runs_a_study_file(shared_data, tmp_path, capsys):
     assert report["rows"][0]["seeds"] == [3]
     assert report["command"].startswith(f"albert-keras study {path} --output_dir")
     assert "--config 'seeds=[3]'" in report["command"]
+
+
+@pytest.mark.slow  # a whole tiny study: ~1-2 min on 2 quiet cores
+def test_chance_levels_are_the_held_out_majority_class(tiny_study):
+    """The report's chance row: the majority label among the evaluated held-out examples."""
+    import tensorflow as tf
+
+    _, out, report = tiny_study
+    for kind in ("nsp", "sop"):
+        files = sorted((out / "data" / "records" / f"heldout-{kind}").glob("*.tfrecord"))
+        labels = []
+        for record in tf.data.TFRecordDataset([str(f) for f in files]).take(32):
+            example = tf.train.Example.FromString(record.numpy())
+            labels.append(example.features.feature["next_sentence_labels"].int64_list.value[0])
+        share = sum(labels) / len(labels)
+        assert report["chance"][kind.upper()] == pytest.approx(100 * max(share, 1 - share))
+    assert f"NSP {report['chance']['NSP']:.1f}, SOP" in (out / "report.md").read_text()
