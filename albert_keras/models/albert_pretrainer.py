@@ -15,7 +15,7 @@ SENTENCE_OBJECTIVES = ("sop", "nsp", None)
 class AlbertPretrainer(keras.Model):
     """ALBERT's pretraining model: the backbone, an MLM head and a sentence head.
 
-    It takes ONE dict per batch with the TFRecord feature names of DESIGN.md (`input_ids`,
+    It takes ONE dict per batch with the TFRecord feature names of docs/design.md (`input_ids`,
     `input_mask`, `segment_ids`, `masked_lm_positions`, `masked_lm_ids`, `masked_lm_weights`,
     `next_sentence_labels`; any other key, e.g. `token_boundary`, is ignored; int64 is fine), so
     `pretrainer.fit(dataset_of_dicts)` needs no `y`: the labels are read from the batch in

@@ -58,7 +58,7 @@ def pretrain(
     """Pretrains an `AlbertPretrainer` on TFRecords; returns (and writes) the run's summary.
 
     Args:
-        records: str. Glob of training shards (DESIGN.md's features); `gs://` works.
+        records: str. Glob of training shards (`pipelines.record_format`, docs/design.md); `gs://` works.
         output_dir: str. A local directory; gets `model.keras`, `backbone.keras`,
             `summary.json`, `checkpoints/`, `logs/` (TensorBoard) and the SentencePiece model if
             `spm_model` is given. Running again with the same arguments resumes from

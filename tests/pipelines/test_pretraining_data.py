@@ -19,7 +19,7 @@ from pipelines.tokenization import SentencePieceEncoder
 SPM = "vocab/30k-clean.reconstructed.model"
 BOOK = "corpus/gutenberg/1342-0.txt"  # Pride and Prejudice, 0.7 MB
 CLS, SEP, MASK = 2, 3, 4
-FEATURES = {  # DESIGN.md's table: name -> (dtype, length at seq 128 / 20 predictions)
+FEATURES = {  # docs/design.md's table: name -> (dtype, length at seq 128 / 20 predictions)
     "input_ids": ("int64", 128),
     "input_mask": ("int64", 128),
     "segment_ids": ("int64", 128),
