@@ -197,21 +197,6 @@ def load_spec(spec: str | dict, overrides: dict | None = None) -> StudySpec:
     return StudySpec(settings=settings, cells=tuple(cells), source=source)
 
 
-def parse_overrides(items: list[str]) -> dict:
-    """`["steps=500", "seeds=[1,2]", "backbone.sharing=none"]` -> a dict of parsed values
-    (JSON where it parses, else the bare string)."""
-    overrides = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise ValueError(f"--config {item!r} is not KEY=VALUE")
-        try:
-            overrides[key] = json.loads(value)
-        except json.JSONDecodeError:
-            overrides[key] = value
-    return overrides
-
-
 # === Checks ===
 
 

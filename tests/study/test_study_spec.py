@@ -6,7 +6,8 @@ import pytest
 
 from albert_keras import cli
 from albert_keras.study import load_spec
-from albert_keras.study.study_spec import BASELINE, parse_overrides
+from albert_keras.study.study_spec import BASELINE
+from albert_keras_cli.config_flags import parse_config_flags
 
 
 def test_builtin_tables_have_the_papers_rows_and_a_baseline():
@@ -30,7 +31,7 @@ def test_builtin_tables_have_the_papers_rows_and_a_baseline():
 
 def test_overrides_reach_the_budget_and_the_backbone():
     items = ["steps=50", "seeds=[4,5]", "backbone.hidden_dim=64", "tasks=[]", "corpus=books/*.txt"]
-    spec = load_spec("table5", parse_overrides(items))
+    spec = load_spec("table5", parse_config_flags(items))
     assert spec.settings["steps"] == 50
     assert spec.settings["seeds"] == [4, 5]
     assert spec.settings["tasks"] == []

@@ -5,25 +5,23 @@ from __future__ import annotations
 import argparse
 import shlex
 
-from albert_keras.study.study_spec import BUILTIN_CELLS, parse_overrides
+from albert_keras_cli.config_flags import add_config_flag, parse_config_flags
+
+# Also in `albert_keras.study.study_spec.BUILTIN_CELLS` (not imported here: it loads TensorFlow).
+BUILTIN_SPECS = ("table3", "table4", "table5")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "spec", help=f"a built-in ({', '.join(BUILTIN_CELLS)}) or a .yaml / .json spec file"
+        "spec", help=f"a built-in ({', '.join(BUILTIN_SPECS)}) or a .yaml / .json spec file"
     )
     parser.add_argument("--output_dir", required=True, help="the study's folder (resumable)")
     parser.add_argument("--corpus", help="glob of pretraining text (the spec's `corpus`)")
     parser.add_argument("--heldout", help="glob of held-out text, taken out of the corpus")
     parser.add_argument("--spm_model", help="SentencePiece model for records and fine-tuning")
     parser.add_argument("--glue_dir", help="GLUE's download: GLUE_DIR/SST-2/train.tsv, ...")
-    parser.add_argument(
-        "--config",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="override a spec key, e.g. steps=2000, seeds=[1,2,3], backbone.hidden_dim=512, "
-        'tasks=["SST-2"] (repeatable; values are JSON where they parse)',
+    add_config_flag(
+        parser, "override a spec key (steps, seeds, tasks, ..., backbone.ARG), e.g. steps=2000"
     )
 
 
@@ -35,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
         for key in ("corpus", "heldout", "spm_model", "glue_dir")
         if (value := getattr(args, key)) is not None
     }
-    overrides.update(parse_overrides(args.config))
+    overrides.update(parse_config_flags(args.config))
     report = run_study(args.spec, args.output_dir, overrides=overrides, command=command_line(args))
     done = sum(len(row["seeds"]) for row in report["rows"])
     print(f"study {args.spec}: {done} runs -> {args.output_dir}/report.md")
