@@ -20,6 +20,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--heldout", help="glob of held-out text, taken out of the corpus")
     parser.add_argument("--spm_model", help="SentencePiece model for records and fine-tuning")
     parser.add_argument("--glue_dir", help="GLUE's download: GLUE_DIR/SST-2/train.tsv, ...")
+    parser.add_argument(
+        "--report_only",
+        action="store_true",
+        help="only rewrite report.md / report.json / plots from the runs finished so far",
+    )
     add_config_flag(
         parser, "override a spec key (steps, seeds, tasks, ..., backbone.ARG), e.g. steps=2000"
     )
@@ -34,7 +39,13 @@ def run(args: argparse.Namespace) -> int:
         if (value := getattr(args, key)) is not None
     }
     overrides.update(parse_config_flags(args.config))
-    report = run_study(args.spec, args.output_dir, overrides=overrides, command=command_line(args))
+    report = run_study(
+        args.spec,
+        args.output_dir,
+        overrides=overrides,
+        command=command_line(args),
+        report_only=args.report_only,
+    )
     done = sum(len(row["seeds"]) for row in report["rows"])
     print(f"study {args.spec}: {done} runs -> {args.output_dir}/report.md")
     return 0

@@ -35,6 +35,7 @@ def run_study(
     overrides: dict | None = None,
     command: str | None = None,
     stream=None,
+    report_only: bool = False,
 ) -> dict:
     """Runs (or resumes) a study and writes its report; returns the report's data.
 
@@ -45,6 +46,8 @@ def run_study(
         overrides: dict. Spec keys over the spec's (e.g. `{"steps": 200, "seeds": [1]}`).
         command: str. The command line that reproduces the study, quoted in the report.
         stream: file. Progress lines (default stdout).
+        report_only: bool. Only rewrite the report from the runs finished so far (e.g. while
+            the study still runs elsewhere); nothing is trained.
 
     Returns:
         dict: what `report.json` holds.
@@ -75,6 +78,8 @@ def run_study(
     data_dir = os.path.join(output_dir, "data")
     objectives = [cell.sentence_objective for cell in spec.cells if cell.pretrain]
     data = make_records(settings, objectives, data_dir, log=progress.say)
+    if report_only:
+        return write_report(spec, output_dir, data=data, command=command)
     glue_dir = capped_glue_dir(settings, data_dir) if settings["tasks"] else None
     _plan(progress, spec, runs, output_dir)
     started = time.time()

@@ -172,6 +172,13 @@ def test_a_killed_study_resumes_without_redoing_finished_runs(shared_data, tmp_p
     assert os.path.exists(b_pretrain)
     b_mtime = os.stat(b_pretrain).st_mtime_ns
 
+    # --report_only: the report of what is finished, nothing trained or evaluated.
+    partial = run_study(spec, out, report_only=True)
+    assert [len(row["seeds"]) for row in partial["rows"]] == [1, 0]
+    assert not partial["complete"]
+    assert calls == ["A", "B"]
+    assert "| B | 0 | pending |" in (tmp_path / "out" / "report.md").read_text()
+
     report = run_study(spec, out)
     assert calls == ["A", "B", "B"]  # A was not evaluated again
     assert os.stat(a_summary).st_mtime_ns == a_mtime  # nor rewritten
