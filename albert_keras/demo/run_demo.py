@@ -28,7 +28,7 @@ DEFAULTS = {
     "learning_rate": 1e-2,
     "warmup_steps": 50,
     "finetune_steps": 200,
-    "finetune_learning_rate": 1e-3,
+    "finetune_learning_rate": 1e-4,
     "corpus_megabytes": 1.0,
     "seed": 12345,
 }
