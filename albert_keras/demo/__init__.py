@@ -5,6 +5,8 @@ Importing this module imports no TensorFlow (the CLI's `--help` stays fast); `ru
 
 import argparse
 
+from albert_keras_cli.config_flags import add_config_flag, parse_config_flags
+
 # Flag -> (type, help); defaults come from run_demo.DEFAULTS, read when `run` is called.
 _SETTINGS = {
     "vocab_size": (int, "SentencePiece pieces (a small corpus gets fewer)"),
@@ -28,14 +30,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--corpus", help="glob(s) of your text (default: the embedded corpus)")
     parser.add_argument("--heldout", help="glob(s) of held-out text (with --corpus)")
     parser.add_argument("--input_format", default="text", choices=("text", "sentences"))
-    parser.add_argument(
-        "--config",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="override a backbone argument of the demo's model, e.g. --config num_layers=2 "
-        "(repeatable)",
-    )
+    add_config_flag(parser, "override a backbone argument of the demo's model")
     for name, (kind, text) in _SETTINGS.items():
         parser.add_argument(f"--{name}", type=kind, help=f"{text} (default: the demo's)")
     parser.add_argument("--finetune_task", help="a GLUE task name (with --glue_dir)")
@@ -44,7 +39,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from albert_keras.demo.run_demo import run_demo
-    from albert_keras.training.pretrain_job import parse_overrides
 
     settings = {k: getattr(args, k) for k in _SETTINGS if getattr(args, k) is not None}
     run_demo(
@@ -52,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
         corpus=args.corpus,
         heldout=args.heldout,
         input_format=args.input_format,
-        config=parse_overrides(args.config),
+        config=parse_config_flags(args.config),
         finetune_task=args.finetune_task,
         glue_dir=args.glue_dir,
         **settings,

@@ -4,10 +4,10 @@ import json
 
 import pytest
 
-from albert_keras.cli import main
 from albert_keras.demo import run_demo as run_demo_module
 from albert_keras.demo.demo_report import plot_curves, print_summary
 from albert_keras.demo.run_demo import DEFAULTS, run_demo
+from albert_keras_cli.main import main
 
 # Tiny sizes, given the way a user gives them: as flags.
 TINY_FLAGS = [
