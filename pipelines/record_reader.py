@@ -14,6 +14,7 @@ import tensorflow as tf
 from google.protobuf.message import DecodeError
 
 from pipelines.dynamic_masking import CLS_ID, MASK_ID, PAD_ID, SEP_ID, remask_batch
+from pipelines.record_files import list_record_files
 
 INT_FEATURES_PER_TOKEN = ("input_ids", "input_mask", "segment_ids", "token_boundary")
 INT_FEATURES_PER_PREDICTION = ("masked_lm_positions", "masked_lm_ids")
@@ -27,16 +28,8 @@ def _feature_lengths(max_seq_length: int, max_predictions_per_seq: int) -> dict[
 
 
 def _list_files(file_pattern: str | Sequence[str]) -> list[str]:
-    patterns = [file_pattern] if isinstance(file_pattern, str) else list(file_pattern)
-    if not patterns:
-        raise ValueError("file_pattern is empty: give a glob such as 'out/records/*.tfrecord'")
-    files = set()
-    for pattern in patterns:
-        matched = tf.io.gfile.glob(pattern)
-        if not matched:
-            raise FileNotFoundError(f"no file matches {pattern!r}")
-        files.update(matched)
-    return sorted(files)
+    # Non-shards beside the shards (stats.json, the writer's bookkeeping) are left out, named.
+    return list_record_files(file_pattern, "file_pattern")
 
 
 def _check_first_records(files: list[str], lengths: dict[str, int]) -> None:

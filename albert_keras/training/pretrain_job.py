@@ -28,6 +28,8 @@ from albert_keras.training.pretraining_stream import count_records, pretraining_
 from albert_keras.training.step_checkpoint import StepCheckpoint, atomic_write
 from albert_keras.training.warmup_linear_decay import WarmupLinearDecay
 from pipelines import read_pretraining_records
+from pipelines.record_files import check_token_ids, list_record_files
+from pipelines.tokenization import spm_vocabulary_size
 
 # The official run: 3,125 warmup steps of 125,000.
 OFFICIAL_WARMUP_FRACTION = 3125 / 125_000
@@ -196,7 +198,7 @@ def pretrain(
     use_xla = strategies.resolve_jit_compile(jit_compile, distribution)
     run_config = {  # what a resumed run must share with the one it continues
         "files": [path if "://" in path else os.path.abspath(path) for path in files],
-        "num_examples": count_records(files),
+        "num_examples": count_records(files, "--records"),
         "preset": preset,
         "backbone": backbone_config,
         "sentence_objective": sentence_objective,
@@ -213,6 +215,10 @@ def pretrain(
         "mixed_precision": strategies.resolve_precision(mixed_precision, distribution),
         "seed": seed,
     }
+    vocabulary = backbone_config["vocabulary_size"]
+    source = "--config vocabulary_size" if "vocabulary_size" in (config or {}) else None
+    source = source or (f"--spm_model {spm_model}" if spm_model else f"--preset {preset}")
+    check_token_ids(files, vocabulary, "--records", source)
     # Before anything random is built: tf.data shuffles mix their seed with TF's global one.
     keras.utils.set_random_seed(seed)
     checkpoint = StepCheckpoint(
@@ -235,6 +241,7 @@ def pretrain(
     eval_data = None
     if eval_files:
         full_batches = _full_batches(eval_files, batch_size)
+        check_token_ids(eval_files, vocabulary, "--eval_records", source)
         eval_steps = min(eval_steps, full_batches) if eval_steps else full_batches
         # Repeated, so every batch is full and none is the empty end-of-data step Keras runs on
         # an exhausted dataset (which would count in per-batch means).
@@ -348,7 +355,7 @@ def _build_pretrainer(run_config: dict, jit_compile: bool, steps_per_execution: 
 
 
 def _full_batches(files: list[str], batch_size: int) -> int:
-    examples = count_records(files)
+    examples = count_records(files, "--eval_records")
     if examples < batch_size:
         raise ValueError(f"--eval_records: {examples} examples, fewer than a batch of {batch_size}")
     return examples // batch_size
@@ -433,12 +440,8 @@ class _Timer(keras.callbacks.Callback):
 
 
 def _match(pattern: str, flag: str) -> list[str]:
-    import tensorflow as tf
-
-    files = sorted(tf.io.gfile.glob(pattern))  # gs:// too (TPUs read their input from GCS)
-    if not files:
-        raise FileNotFoundError(f"{flag} {pattern!r}: no file matches")
-    return files
+    # gs:// too (TPUs read their input from GCS); files beside the shards are left out, named.
+    return list_record_files(pattern, flag)
 
 
 def _check_positive(**values: int) -> None:
@@ -489,11 +492,14 @@ def _backbone_config(preset: str, overrides: dict, spm_model: str | None, seq_le
             f"--config {', '.join(unknown)}: not a backbone argument; choose from "
             f"{', '.join(sorted(config))}"
         )
-    if spm_model and "vocabulary_size" not in overrides:
-        import sentencepiece
-
-        processor = sentencepiece.SentencePieceProcessor(model_file=spm_model)
-        config["vocabulary_size"] = processor.get_piece_size()
+    if spm_model:
+        pieces = spm_vocabulary_size(spm_model, "--spm_model")
+        if overrides.get("vocabulary_size", pieces) < pieces:
+            raise ValueError(
+                f"--config vocabulary_size={overrides['vocabulary_size']} is smaller than "
+                f"--spm_model {spm_model}'s {pieces} pieces"
+            )
+        config["vocabulary_size"] = pieces
     config.update(overrides)
     if seq_length > config["max_sequence_length"]:
         raise ValueError(

@@ -158,8 +158,10 @@ def test_missing_and_unreadable_inputs(tmp_path):
         (
             "RTE",
             ["index\tsentence1\tlabel", "0\tA man sleeps.\tentailment"],
-            r"RTE/train.tsv:1: the header has no 'sentence2' column \(RTE train needs "
-            r"sentence1, sentence2, label, index; found index, sentence1, label\)",
+            (
+                r"RTE/train.tsv:1: the header has no 'sentence2' column \(RTE train needs "
+                r"sentence1, sentence2, label, index; found index, sentence1, label\)"
+            ),
         ),
         # SST-2 without its label column: an IndexError before.
         ("SST-2", ["sentence", "a fine film"], r"SST-2/train.tsv:1: the header has no 'label' "),
