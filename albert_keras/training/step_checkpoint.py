@@ -1,6 +1,7 @@
 """StepCheckpoint: the whole training state at the end of each epoch, written so a kill -9 at
 any moment leaves the last complete checkpoint loadable."""
 
+import io
 import json
 import os
 import re
@@ -195,8 +196,15 @@ def _read_checkpoint(directory: str, state_path: str) -> tuple[dict, dict]:
         raise _Unreadable(f"{state_path} is unreadable or truncated ({error})") from None
     path = os.path.join(directory, state["file"])
     try:
-        with np.load(path) as npz:
-            arrays = {name: npz[name] for name in npz.files}  # reads all: CRCs are checked
+        # Member by member through zipfile, which checks each one's CRC when read whole
+        # (np.load reads an uncompressed array without reaching that check).
+        with zipfile.ZipFile(path) as archive:
+            arrays = {
+                info.filename.removesuffix(".npy"): np.lib.format.read_array(
+                    io.BytesIO(archive.read(info)), allow_pickle=False
+                )
+                for info in archive.infolist()
+            }
     except (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error) as error:
         raise _Unreadable(
             f"{path} is corrupt or truncated ({type(error).__name__}: {error})"
