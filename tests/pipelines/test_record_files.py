@@ -25,8 +25,10 @@ def _corpus(folder, paragraphs=60):
 def writer_run(tmp_path_factory, tiny_spm):
     """A finished two-shard run of the real writer; returns (folder, stats)."""
     root = tmp_path_factory.mktemp("writer")
+    _corpus(root / "corpus")
+    (root / "corpus" / "loop").symlink_to(root / "corpus" / "loop")  # skipped, and counted
     stats = write_pretraining_data(
-        _corpus(root / "corpus"), str(tiny_spm), str(root / "records"), max_seq_length=32,
+        str(root / "corpus" / "*"), str(tiny_spm), str(root / "records"), max_seq_length=32,
         max_predictions_per_seq=5, dupe_factor=2, num_shards=2, paragraphs_per_document=4,
         group_chars=200, progress=False,
     )  # fmt: skip
@@ -37,6 +39,7 @@ def test_a_finished_run_holds_only_shards_and_stats_json(writer_run):
     folder, stats = writer_run
     # The bookkeeping (partial shards, progress, input stats) is in one hidden subfolder.
     assert sorted(os.listdir(folder)) == [".albert_progress", *stats["shards"], "stats.json"]
+    assert stats["input"]["skipped"] == {"read_error": {str(folder.parent / "corpus/loop"): 1}}
     assert stats["shards"] == ["pretraining-00000-of-00002.tfrecord",
                                "pretraining-00001-of-00002.tfrecord"]  # fmt: skip
     assert sorted(os.listdir(folder / ".albert_progress")) == [
