@@ -41,7 +41,8 @@ def list_record_files(
     not a TFRecord's is an error.
 
     Args:
-        patterns: str or list of str. Globs (or names) of TFRecord files; `gs://` works.
+        patterns: str or list of str. Globs (or names) of TFRecord files, a string may hold
+            several separated by commas; `gs://` works.
         flag: str. How errors and the skipped line name the input (e.g. `"--records"`).
         verbose: bool. Print the one line naming what was left out.
 
@@ -59,6 +60,13 @@ def list_record_files(
     import tensorflow as tf
 
     patterns = [patterns] if isinstance(patterns, str) else list(patterns)
+    # Several globs in one string, comma-separated (as `--input`), unless it names a file.
+    patterns = [
+        part.strip()
+        for pattern in patterns
+        for part in ([pattern] if tf.io.gfile.exists(pattern) else pattern.split(","))
+        if part.strip()
+    ]
     if not patterns:
         raise ValueError(f"{flag} is empty: give a glob such as 'out/records/*.tfrecord'")
     files, skipped = set(), []

@@ -170,3 +170,12 @@ def test_a_failed_resume_keeps_what_it_can_resume_from(tmp_path, tiny_spm, monke
         assert (tmp_path / "out" / name).read_bytes() == (tmp_path / "fresh" / name).read_bytes()
     assert resumed["examples"] == fresh["examples"] > 0
     assert tf.io.gfile.glob(str(tmp_path / "out" / "*.partial")) == []
+
+
+def test_comma_separated_globs_and_names(writer_run):
+    folder, stats = writer_run
+    first, second = (str(folder / name) for name in stats["shards"])
+    assert list_record_files(f"{second},{folder}/*-00000-*") == [first, second]
+    assert list_record_files([second, first, second]) == [first, second]
+    with pytest.raises(ValueError, match=r"file_pattern is empty"):
+        list_record_files(" , ")
