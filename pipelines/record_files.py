@@ -14,6 +14,7 @@ TensorFlow is imported inside the functions (`pipelines` is importable without i
 
 from __future__ import annotations
 
+import concurrent.futures
 import os
 import re
 import struct
@@ -64,28 +65,32 @@ def list_record_files(
     patterns = [
         part.strip()
         for pattern in patterns
-        for part in ([pattern] if tf.io.gfile.exists(pattern) else pattern.split(","))
+        for part in (
+            pattern.split(",") if "," in pattern and not tf.io.gfile.exists(pattern) else [pattern]
+        )
         if part.strip()
     ]
     if not patterns:
         raise ValueError(f"{flag} is empty: give a glob such as 'out/records/*.tfrecord'")
     files, skipped = set(), []
+    names = [pattern for pattern in patterns if not _has_glob_characters(pattern)]
+    for name, kind in zip(names, _kinds(names)):
+        if kind == "folder":
+            raise ValueError(
+                f"{flag} {name!r} is a folder; give a glob such as '{name.rstrip('/')}/*.tfrecord'"
+            )
+        if kind != "records":
+            if not tf.io.gfile.exists(name):
+                raise FileNotFoundError(f"{flag} {name!r}: no such file")
+            raise ValueError(_not_records(name, flag))
+        files.add(name)
     for pattern in patterns:
         if not _has_glob_characters(pattern):
-            if not tf.io.gfile.exists(pattern):
-                raise FileNotFoundError(f"{flag} {pattern!r}: no such file")
-            if tf.io.gfile.isdir(pattern):
-                raise ValueError(
-                    f"{flag} {pattern!r} is a folder; give a glob such as "
-                    f"'{pattern.rstrip('/')}/*.tfrecord'"
-                )
-            _check_header(pattern, flag)
-            files.add(pattern)
             continue
         matched = tf.io.gfile.glob(pattern)
         if not matched:
             raise FileNotFoundError(f"{flag} {pattern!r}: no file matches")
-        shards = [path for path in matched if _is_shard(path, flag, skipped)]
+        shards = _shards_among(matched, flag, skipped)
         if not shards:
             raise FileNotFoundError(
                 f"{flag} {pattern!r}: no TFRecord shard among the {len(matched)} match(es) "
@@ -222,46 +227,62 @@ def _has_glob_characters(pattern: str) -> bool:
     return any(c in pattern for c in "*?[")
 
 
-def _is_shard(path: str, flag: str, skipped: list[str]) -> bool:
-    """Whether a glob match is a record shard; appends it to `skipped` if not."""
+def _shards_among(paths: list[str], flag: str, skipped: list[str]) -> list[str]:
+    """The record shards among glob matches; the others' names are appended to `skipped`.
+
+    Names first (no I/O), then one 12-byte read per remaining match (in threads: a TPU run
+    may glob thousands of shards on GCS).
+    """
+    candidates = []
+    for path in paths:
+        name = os.path.basename(path.rstrip("/"))
+        if name.startswith((".", "_")) or name.endswith(_NOT_RECORD_SUFFIXES) or ".tmp" in name:
+            skipped.append(name)
+        else:
+            candidates.append(path)
+    shards = []
+    for path, kind in zip(candidates, _kinds(candidates)):
+        name = os.path.basename(path.rstrip("/"))
+        if kind == "records":
+            shards.append(path)
+        elif kind == "folder":
+            skipped.append(name + "/")
+        elif _SHARD_NAME.search(name):
+            # Named as a shard but not one: a broken shard, not a file to leave out.
+            raise ValueError(_not_records(path, flag))
+        else:
+            skipped.append(name)
+    return shards
+
+
+def _kinds(paths: list[str]) -> list[str]:
+    """`_kind` of each path, read in threads (on GCS each read is a round trip)."""
+    if len(paths) < 2:
+        return [_kind(path) for path in paths]
+    with concurrent.futures.ThreadPoolExecutor(max_workers=16) as pool:
+        return list(pool.map(_kind, paths))
+
+
+def _kind(path: str) -> str:
+    """`"records"` (an empty file, or the first 12 bytes are a TFRecord length and its
+    checksum), `"folder"` or `"other"`."""
     import tensorflow as tf
 
-    name = os.path.basename(path.rstrip("/"))
-    if (
-        name.startswith((".", "_"))
-        or name.endswith(_NOT_RECORD_SUFFIXES)
-        or ".tmp" in name
-        or tf.io.gfile.isdir(path)
-    ):
-        skipped.append(name + ("/" if tf.io.gfile.isdir(path) else ""))
-        return False
-    if _looks_like_records(path):
-        return True
-    if _SHARD_NAME.search(name):
-        _check_header(path, flag)  # raises, naming the file
-    skipped.append(name)
-    return False
-
-
-def _looks_like_records(path: str) -> bool:
-    """An empty file, or one whose first 12 bytes are a TFRecord length and its checksum."""
-    import tensorflow as tf
-
-    with tf.io.gfile.GFile(path, "rb") as f:
-        header = f.read(_HEADER_BYTES)
+    try:
+        with tf.io.gfile.GFile(path, "rb") as f:
+            header = f.read(_HEADER_BYTES)
+    except (tf.errors.OpError, OSError):
+        return "folder" if tf.io.gfile.isdir(path) else "other"
     if not header:
-        return True  # a shard with no records (the reader says so by name)
+        return "records"  # a shard with no records (the reader says so, by name)
     if len(header) < _HEADER_BYTES:
-        return False
+        return "other"
     length_bytes, (stored_crc,) = header[:8], struct.unpack("<I", header[8:])
-    return masked_crc(length_bytes) == stored_crc
+    return "records" if masked_crc(length_bytes) == stored_crc else "other"
 
 
-def _check_header(path: str, flag: str) -> None:
-    if not _looks_like_records(path):
-        raise ValueError(
-            f"{flag} {path}: not a readable TFRecord file (its first record's header is invalid)"
-        )
+def _not_records(path: str, flag: str) -> str:
+    return f"{flag} {path}: not a readable TFRecord file (its first record's header is invalid)"
 
 
 def _names(paths: list[str]) -> str:

@@ -58,7 +58,7 @@ def test_usual_globs_match_the_shards_and_say_what_they_skipped(writer_run, patt
     if pattern == "*":
         assert skipped == (
             "--records: skipped 2 match(es) that are not record shards: "
-            ".albert_progress/, stats.json\n"
+            ".albert_progress, stats.json\n"
         )
     else:
         assert skipped == ""
