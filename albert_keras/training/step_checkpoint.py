@@ -12,6 +12,8 @@ import zlib
 import keras
 import numpy as np
 
+from pipelines import atomic_write
+
 STATE_FILE = "checkpoint.json"
 
 
@@ -140,12 +142,11 @@ class StepCheckpoint(keras.callbacks.Callback):
             f"v{i}": keras.ops.convert_to_numpy(v)
             for i, v in enumerate(_state_variables(self.model))
         }
-        temporary = os.path.join(self.directory, f".{name}.tmp")
-        with open(temporary, "wb") as f:
+        path = os.path.join(self.directory, name)
+        with atomic_write.atomic_path(path) as temporary, open(temporary, "wb") as f:
             np.savez(f, **values)
             f.flush()
             os.fsync(f.fileno())
-        os.replace(temporary, os.path.join(self.directory, name))
         self.history.append({"step": step, **{k: float(v) for k, v in (logs or {}).items()}})
         state = {
             "step": step,
@@ -153,9 +154,10 @@ class StepCheckpoint(keras.callbacks.Callback):
             "run_config": self.run_config,
             "history": self.history,
         }
-        text = json.dumps(state, indent=2)
-        atomic_write(os.path.join(self.directory, f"ckpt-{step}.json"), text)
-        atomic_write(self.state_path, text)
+        atomic_write.write_json(
+            os.path.join(self.directory, f"ckpt-{step}.json"), state, fsync=True
+        )
+        atomic_write.write_json(self.state_path, state, fsync=True)
         # Keep this checkpoint and the one before (the fallback if this one is damaged later).
         keep = sorted(s for s in _saved_steps(self.directory) if s <= step)[-2:]
         for old in os.listdir(self.directory):
@@ -214,13 +216,3 @@ def _read_checkpoint(directory: str, state_path: str) -> tuple[dict, dict]:
 
 def _state_variables(model: keras.Model) -> list:
     return list(model.variables) + list(model.optimizer.variables)
-
-
-def atomic_write(path: str, text: str) -> None:
-    """Writes `text` to `path` through a temporary file, so readers see old or new, never half."""
-    temporary = path + ".tmp"
-    with open(temporary, "w") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(temporary, path)
