@@ -16,6 +16,10 @@ SUBCOMMANDS = {
     ),
     "convert": ("albert_keras.convert.convert_command", "Import or export checkpoints."),
     "demo": ("albert_keras.demo", "Run the whole chain on an embedded corpus."),
+    "export": (
+        "albert_keras.serving.export_command",
+        "Export a classifier as a TF SavedModel taking raw strings.",
+    ),
 }
 
 

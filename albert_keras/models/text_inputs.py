@@ -15,8 +15,13 @@ class TextInputs:
 
     def fit(self, x=None, y=None, batch_size=None, validation_data=None, **kwargs):
         if self._takes_text(x):
-            x = self._text_dataset(x, y, kwargs.pop("sample_weight", None), batch_size)
+            # Keras shuffles arrays each epoch by default; the text dataset does the same.
+            shuffle = kwargs.pop("shuffle", True)
+            x = self._text_dataset(
+                x, y, kwargs.pop("sample_weight", None), batch_size, shuffle=shuffle
+            )
             y = batch_size = None
+            kwargs["shuffle"] = False  # done in the dataset (Keras would warn otherwise)
         if validation_data is not None:
             val_x, val_y, val_w = (
                 keras.utils.unpack_x_y_sample_weight(validation_data)
@@ -42,7 +47,7 @@ class TextInputs:
     def _takes_text(self, x) -> bool:
         return getattr(self, "preprocessor", None) is not None and _is_text(x)
 
-    def _text_dataset(self, x, y, sample_weight, batch_size):
+    def _text_dataset(self, x, y, sample_weight, batch_size, shuffle=False):
         """A `tf.data.Dataset` of preprocessed batches from text `x` (and labels)."""
         import tensorflow as tf
 
@@ -50,11 +55,14 @@ class TextInputs:
             preprocess = self.preprocessor
             if isinstance(x.element_spec, tuple) and _all_string_specs(x.element_spec):
                 # Unlabelled pairs: tf.data would pass the two segments as (x, y).
-                preprocess = lambda *segments: self.preprocessor(tuple(segments))  # noqa: E731
+                preprocess = lambda *segments: self.preprocessor(tuple(segments))
             return x.map(preprocess, num_parallel_calls=tf.data.AUTOTUNE)
         x = tuple(map(_strings, x)) if isinstance(x, tuple) else _strings(x)
         inputs = keras.utils.pack_x_y_sample_weight(x, y, sample_weight)
-        dataset = tf.data.Dataset.from_tensor_slices(inputs).batch(batch_size or 32)
+        dataset = tf.data.Dataset.from_tensor_slices(inputs)
+        if shuffle:
+            dataset = dataset.shuffle(dataset.cardinality(), reshuffle_each_iteration=True)
+        dataset = dataset.batch(batch_size or 32)
         dataset = dataset.map(self.preprocessor, num_parallel_calls=tf.data.AUTOTUNE)
         return dataset.prefetch(tf.data.AUTOTUNE)
 

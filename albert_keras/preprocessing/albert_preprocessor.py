@@ -64,6 +64,11 @@ class AlbertPreprocessor(keras.layers.Layer):
         # Made at the first call, not in __init__: a tokenizer restored from a `.keras` file
         # gets its vocabulary (and so its special ids) only when the assets load.
         if self._packer is None:
+            if self.tokenizer.proto is None:
+                raise ValueError(
+                    "the AlbertTokenizer has no vocabulary yet: pass proto= (a config alone "
+                    "holds none; a .keras file restores it from its assets)"
+                )
             self._packer = keras_hub.layers.MultiSegmentPacker(
                 sequence_length=self.sequence_length,
                 start_value=self.tokenizer.cls_token_id,

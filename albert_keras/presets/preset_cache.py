@@ -131,7 +131,7 @@ def fetch(name: str, url: str, file_name: str, md5: str | None = None) -> pathli
             f"{url}: the download does not match its checksum ({error}); deleted it. "
             f"Run again, or download it yourself and pass the local file instead of {name!r}"
         ) from None
-    except Exception as error:  # get_file wraps URLError / HTTPError in a bare Exception
+    except Exception as error:  # noqa: BLE001 (get_file wraps URLError / HTTPError in Exception)
         reason = str(error).splitlines()[0] if str(error) else type(error).__name__
         raise PresetFetchError(
             f"could not fetch {url} for preset {name!r} ({reason}); without network, "

@@ -19,8 +19,7 @@ import inspect
 import json
 import pathlib
 
-from albert_keras.presets import preset_cache
-from albert_keras.presets import release_presets
+from albert_keras.presets import preset_cache, release_presets
 from albert_keras.presets.release_presets import HF_FILES, RELEASES
 
 _ARCHIVES = (".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tar.xz")
@@ -32,7 +31,7 @@ def load_pretrainer(preset: str):
     Example:
     >>> pretrainer = load_pretrainer("albert_base_v2")                   # doctest: +SKIP
     """
-    return _load(preset)[0]
+    return _resolve(preset)[0]()
 
 
 def load_backbone(preset: str, **overrides):
@@ -40,7 +39,7 @@ def load_backbone(preset: str, **overrides):
     weights' shapes alone (e.g. `dropout=0.1`, `dtype="mixed_bfloat16"`)."""
     from albert_keras.models import AlbertBackbone
 
-    model = _load(preset)[0]
+    model = _resolve(preset)[0]()
     backbone = getattr(model, "backbone", model)
     if not overrides:
         return backbone
@@ -56,7 +55,7 @@ def load_backbone(preset: str, **overrides):
 
 def load_sentencepiece(preset: str) -> bytes:
     """The SentencePiece model (bytes) that came with a preset's weights."""
-    model, spm = _load(preset)
+    spm = _resolve(preset)[1]
     if spm is None:
         raise ValueError(
             f"{preset}: no SentencePiece model comes with these weights; build the "
@@ -74,6 +73,8 @@ def has_weights(preset: str) -> bool:
 
 def task_from_preset(cls, preset: str, sequence_length: int | None = None, **kwargs):
     """`cls(backbone=..., preprocessor=..., **kwargs)` for a task model class.
+
+    A task adopts it with `from_preset = classmethod(task_from_preset)` or by calling it.
 
     The generic `from_preset` of our task models (classifier, question answerer, ...): the
     backbone from `preset` (random for an architecture name), and, when `cls` takes a
@@ -95,7 +96,7 @@ def task_from_preset(cls, preset: str, sequence_length: int | None = None, **kwa
         backbone = AlbertBackbone.from_preset(preset, **backbone_kwargs)
     takes_preprocessor = "preprocessor" in inspect.signature(cls.__init__).parameters
     if takes_preprocessor and "preprocessor" not in kwargs:
-        spm = _load(preset)[1] if has_weights(preset) else None
+        spm = _resolve(preset)[1] if has_weights(preset) else None
         if spm is None:
             if sequence_length is not None:
                 raise ValueError(f"{preset}: no vocabulary, so no preprocessor to set up")
@@ -108,20 +109,22 @@ def task_from_preset(cls, preset: str, sequence_length: int | None = None, **kwa
 # === Resolution ===
 
 
-def _load(preset: str):
-    """`(model, sentencepiece bytes or None)` for a preset with weights."""
+def _resolve(preset: str):
+    """`(load_model, sentencepiece bytes or None)` for a preset with weights; `load_model()`
+    returns the model (the SentencePiece model alone is read without loading the weights)."""
     from albert_keras.convert import load_any_model
 
     preset = str(preset)
     path = pathlib.Path(preset).expanduser()
     if path.exists():
-        return _load_local(path)
+        model, spm = _load_local(path)
+        return (lambda: model), spm
     if preset in RELEASES or preset.startswith(("hf://", "kaggle://")) or _is_keras_hub(preset):
         folder = preset_cache.converted_preset(preset) or _fetch_and_convert(preset)
         record = json.loads((folder / preset_cache.PRESET_RECORD).read_text())
-        model = load_any_model(folder / preset_cache.PRETRAINER_FILE)
         spm_name = record.get("sentencepiece")
-        return model, (folder / spm_name).read_bytes() if spm_name else None
+        spm = (folder / spm_name).read_bytes() if spm_name else None
+        return (lambda: load_any_model(folder / preset_cache.PRETRAINER_FILE)), spm
     from albert_keras.models.albert_presets import BACKBONE_PRESETS
 
     raise ValueError(
@@ -188,7 +191,7 @@ def _keras_hub_download(preset: str) -> pathlib.Path:
         import kagglehub
 
         return pathlib.Path(kagglehub.model_download(handle.removeprefix("kaggle://")))
-    except Exception as error:  # kagglehub raises its own and requests' errors
+    except Exception as error:  # noqa: BLE001 (kagglehub raises its own and requests' errors)
         reason = str(error).splitlines()[0] if str(error) else type(error).__name__
         raise preset_cache.PresetFetchError(
             f"could not fetch {handle} for preset {preset!r} ({reason}); without network, "

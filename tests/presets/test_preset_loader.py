@@ -91,7 +91,9 @@ def test_a_known_checksum_that_does_not_match_is_refused(served_release, monkeyp
 
 
 def test_local_tarball_folder_and_keras_file_work_as_names(release, tmp_path):
-    assert same_weights(AlbertPretrainer.from_preset(str(release["archive"])), release["pretrainer"])
+    assert same_weights(
+        AlbertPretrainer.from_preset(str(release["archive"])), release["pretrainer"]
+    )
     release["pretrainer"].save(tmp_path / "mine.keras")
     backbone = AlbertBackbone.from_preset(str(tmp_path / "mine.keras"), dropout=0.1)
     assert backbone.dropout == 0.1
