@@ -7,6 +7,7 @@ from albert_keras.presets.preset_loader import (
     load_backbone,
     load_pretrainer,
     load_sentencepiece,
+    load_with_fresh_parts,
     task_from_preset,
 )
 from albert_keras.presets.release_presets import RELEASES
@@ -19,5 +20,6 @@ __all__ = [
     "load_backbone",
     "load_pretrainer",
     "load_sentencepiece",
+    "load_with_fresh_parts",
     "task_from_preset",
 ]

@@ -34,6 +34,15 @@ def load_pretrainer(preset: str):
     return _resolve(preset)[0]()
 
 
+def load_with_fresh_parts(preset: str):
+    """`(model, fresh_parts)`: the preset's model as stored (an `AlbertPretrainer` for
+    converted weights; a backbone or classifier for such `.keras` files) and the labels of the
+    parts its source lacked, left at a fresh initialization (e.g. `["MLM head"]` for a Hugging
+    Face `AlbertModel` folder, both heads for keras-hub)."""
+    load_model, _, fresh_parts = _resolve(preset)
+    return load_model(), list(fresh_parts)
+
+
 def load_backbone(preset: str, **overrides):
     """The `AlbertBackbone` of a preset; `overrides` change config entries that leave the
     weights' shapes alone (e.g. `dropout=0.1`, `dtype="mixed_bfloat16"`)."""
@@ -117,14 +126,15 @@ def _resolve(preset: str):
     preset = str(preset)
     path = pathlib.Path(preset).expanduser()
     if path.exists():
-        model, spm = _load_local(path)
-        return (lambda: model), spm
+        model, spm, fresh_parts = _load_local(path)
+        return (lambda: model), spm, fresh_parts
     if preset in RELEASES or preset.startswith(("hf://", "kaggle://")) or _is_keras_hub(preset):
         folder = preset_cache.converted_preset(preset) or _fetch_and_convert(preset)
         record = json.loads((folder / preset_cache.PRESET_RECORD).read_text())
         spm_name = record.get("sentencepiece")
         spm = (folder / spm_name).read_bytes() if spm_name else None
-        return (lambda: load_any_model(folder / preset_cache.PRETRAINER_FILE)), spm
+        load_model = lambda: load_any_model(folder / preset_cache.PRETRAINER_FILE)
+        return load_model, spm, record.get("fresh_parts", [])
     from albert_keras.models.albert_presets import BACKBONE_PRESETS
 
     raise ValueError(
@@ -203,9 +213,9 @@ def _load_local(path: pathlib.Path):
     from albert_keras.convert import import_checkpoint, load_any_model
 
     if path.is_file() and path.suffix == ".keras":
-        return load_any_model(path), _sentencepiece_beside(path.parent)
+        return load_any_model(path), _sentencepiece_beside(path.parent), []
     if path.is_dir() and (path / "model.keras").is_file():  # `albert-keras pretrain`'s output
-        return load_any_model(path / "model.keras"), _sentencepiece_beside(path)
+        return load_any_model(path / "model.keras"), _sentencepiece_beside(path), []
     if path.name.endswith(_ARCHIVES) or (path.is_dir() and any(path.glob("*.index"))):
         source = "tf1"
     elif path.is_dir() and (path / "config.json").is_file():
@@ -217,7 +227,7 @@ def _load_local(path: pathlib.Path):
             "official checkpoint (folder or tarball), a Hugging Face or a keras-hub folder"
         )
     imported = import_checkpoint(source, path)
-    return imported.pretrainer, imported.sentencepiece
+    return imported.pretrainer, imported.sentencepiece, imported.fresh_parts
 
 
 def _sentencepiece_beside(folder: pathlib.Path) -> bytes | None:

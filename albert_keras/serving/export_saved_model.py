@@ -24,8 +24,9 @@ def export_saved_model(model, output_dir: str | pathlib.Path, preprocessor=None)
     or, for a regression model (`num_classes == 1`), `score` (batch,).
 
     The SavedModel needs TensorFlow and `tensorflow-text` (whose SentencePiece and
-    normalization ops the graph uses; TF Serving's model server carries them), not
-    albert_keras, keras-hub or Keras.
+    normalization ops the graph uses: `import tensorflow_text` before loading), not
+    albert_keras or keras-hub. TF Serving's model server builds in tf-text's ops; that was
+    not tried here.
 
     Args:
         model: `AlbertClassifier`.

@@ -23,7 +23,14 @@ import keras
 
 from albert_keras.models import AlbertBackbone, AlbertPretrainer
 from albert_keras.training import strategy as strategies
+from albert_keras.training.init_from import (
+    count_pieces,
+    init_backbone_config,
+    initialize_from,
+    load_init_source,
+)
 from albert_keras.training.lamb import Lamb
+from albert_keras.training.per_update_schedule import PerUpdateSchedule, micro_batch_size
 from albert_keras.training.pretraining_stream import count_records, pretraining_stream
 from albert_keras.training.step_checkpoint import StepCheckpoint, atomic_write
 from albert_keras.training.warmup_linear_decay import WarmupLinearDecay
@@ -78,6 +85,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--steps_per_execution", type=int, default=1)
     parser.add_argument("--spm_model", default=None, help="copied beside the model")
     parser.add_argument("--seed", type=int, default=12345)
+    parser.add_argument(
+        "--init_from",
+        default=None,
+        help="start from these weights (heads too when present): a .keras file, a run folder, "
+        "a release name such as albert_base_v2, hf://ORG/NAME, a keras-hub name, a folder",
+    )
+    parser.add_argument(
+        "--gradient_accumulation_steps",
+        type=int,
+        default=1,
+        help="split each --batch_size batch into this many forward passes (same updates)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -104,6 +123,8 @@ def run(args: argparse.Namespace) -> int:
         steps_per_execution=args.steps_per_execution,
         spm_model=args.spm_model,
         seed=args.seed,
+        init_from=args.init_from,
+        gradient_accumulation_steps=args.gradient_accumulation_steps,
     )
     final = summary["eval"] or summary["train"]
     print(
@@ -137,6 +158,8 @@ def pretrain(
     spm_model: str | None = None,
     seed: int = 12345,
     verbose: str | int = "auto",
+    init_from: str | None = None,
+    gradient_accumulation_steps: int = 1,
 ) -> dict:
     """Pretrains an `AlbertPretrainer` on TFRecords; returns (and writes) the run's summary.
 
@@ -166,6 +189,15 @@ def pretrain(
             unless `config` does.
         seed: int. Seeds the initial weights, the data order and dynamic masks.
         verbose: passed to `fit`.
+        init_from: str. Start from these weights instead of random ones (`load_init_source`):
+            the architecture is theirs (`preset` is ignored; `config` may change `dropout`),
+            and their MLM / sentence heads are used when they have them; a note says what is
+            fresh. A resumed run continues from its checkpoint as usual.
+        gradient_accumulation_steps: int. Each `batch_size` batch is computed as this many
+            forward passes of `batch_size / k` examples whose mean gradient makes one update
+            (Keras's optimizer accumulation; LAMB's trust ratio sees the accumulated gradient),
+            so the paper's batch of 4096 fits on one device. `max_steps`, `checkpoint_every`
+            and the learning-rate schedule stay in updates.
 
     Example:
     >>> summary = pretrain("out/records/*.tfrecord", "run/", preset="albert_base",
@@ -187,12 +219,19 @@ def pretrain(
     if spm_model and not os.path.isfile(spm_model):
         raise FileNotFoundError(f"--spm_model {spm_model}: no such file")
     seq_length, num_predictions = _record_shapes(files[0], max_seq_length, max_predictions_per_seq)
-    backbone_config = _backbone_config(preset, config or {}, spm_model, seq_length)
+    init = load_init_source(init_from) if init_from else None
+    if init:
+        pieces = count_pieces(spm_model)
+        backbone_config = init_backbone_config(init[0], config or {}, pieces, seq_length)
+    else:
+        backbone_config = _backbone_config(preset, config or {}, spm_model, seq_length)
 
     distribution = strategies.get_strategy(strategy)
     replicas = strategies.num_replicas(distribution)
     if batch_size % replicas:
         raise ValueError(f"--batch_size={batch_size} is not divisible by {replicas} replicas")
+    accumulate = gradient_accumulation_steps
+    micro_batch = micro_batch_size(batch_size, accumulate, replicas)
     use_xla = strategies.resolve_jit_compile(jit_compile, distribution)
     run_config = {  # what a resumed run must share with the one it continues
         "files": [path if "://" in path else os.path.abspath(path) for path in files],
@@ -212,6 +251,9 @@ def pretrain(
         "checkpoint_every": checkpoint_every,
         "mixed_precision": strategies.resolve_precision(mixed_precision, distribution),
         "seed": seed,
+        # Only when used, so checkpoints of runs without them still resume.
+        **({"init_from": init_from} if init_from else {}),
+        **({"gradient_accumulation_steps": accumulate} if accumulate > 1 else {}),
     }
     # Before anything random is built: tf.data shuffles mix their seed with TF's global one.
     keras.utils.set_random_seed(seed)
@@ -223,24 +265,24 @@ def pretrain(
     # in seconds, not after the model is built.
     train_data = pretraining_stream(
         files,
-        batch_size,
+        micro_batch,
         max_seq_length=seq_length,
         max_predictions_per_seq=num_predictions,
         num_examples=run_config["num_examples"],
         seed=seed,
-        start_step=saved["step"] if saved else 0,
+        start_step=(saved["step"] if saved else 0) * accumulate,
         dynamic_masking=dynamic_masking,
         vocabulary_size=backbone_config["vocabulary_size"],
     )
     eval_data = None
     if eval_files:
-        full_batches = _full_batches(eval_files, batch_size)
+        full_batches = _full_batches(eval_files, micro_batch)
         eval_steps = min(eval_steps, full_batches) if eval_steps else full_batches
         # Repeated, so every batch is full and none is the empty end-of-data step Keras runs on
         # an exhausted dataset (which would count in per-batch means).
         eval_data = read_pretraining_records(
             eval_files,
-            batch_size,
+            micro_batch,
             max_seq_length=seq_length,
             max_predictions_per_seq=num_predictions,
             shuffle=False,
@@ -250,6 +292,8 @@ def pretrain(
     timer = _Timer()
     with strategies.scope(distribution):
         pretrainer = _build_pretrainer(run_config, use_xla, steps_per_execution)
+        if init:
+            print(initialize_from(pretrainer, *init, init_from))
         initial_step, _ = checkpoint.restore(pretrainer)
         if initial_step < max_steps:
             print(
@@ -262,14 +306,14 @@ def pretrain(
                 pretrainer,
                 train_data,
                 callbacks=[
-                    _StopAtStep(checkpoint_every, max_steps),
+                    _StopAtStep(checkpoint_every * accumulate, max_steps * accumulate),
                     checkpoint,
                     timer,
                     *_tensorboard(os.path.join(output_dir, "logs"), checkpoint_every, max_steps),
                 ],
                 epochs=math.ceil(max_steps / checkpoint_every),
                 initial_epoch=initial_step // checkpoint_every,
-                steps_per_epoch=checkpoint_every,
+                steps_per_epoch=checkpoint_every * accumulate,
                 verbose=verbose,
             )
         eval_logs = {}
@@ -302,8 +346,10 @@ def pretrain(
         "history": checkpoint.history,
         "train": {k: v for k, v in checkpoint.history[-1].items() if k != "step"},
         "eval": eval_logs,
-        "eval_examples": eval_steps * batch_size if eval_files else 0,
-        "timings": timer.summary(steps_run, batch_size * seq_length, time.perf_counter() - started),
+        "eval_examples": eval_steps * micro_batch if eval_files else 0,
+        "timings": timer.summary(
+            steps_run * accumulate, micro_batch * seq_length, time.perf_counter() - started
+        ),
     }
     atomic_write(os.path.join(output_dir, "summary.json"), json.dumps(summary, indent=2))
     return summary
@@ -334,7 +380,11 @@ def _build_pretrainer(run_config: dict, jit_compile: bool, steps_per_execution: 
     schedule = WarmupLinearDecay(
         run_config["learning_rate"], run_config["warmup_steps"], run_config["max_steps"]
     )
-    optimizer = Lamb(learning_rate=schedule)
+    accumulate = run_config.get("gradient_accumulation_steps", 1)
+    optimizer = Lamb(
+        learning_rate=PerUpdateSchedule(schedule, accumulate) if accumulate > 1 else schedule,
+        gradient_accumulation_steps=accumulate if accumulate > 1 else None,
+    )
     if run_config["mixed_precision"] == "mixed_float16":
         # float16 gradients underflow without loss scaling (bfloat16 has float32's range).
         optimizer = keras.optimizers.LossScaleOptimizer(optimizer)
