@@ -138,9 +138,9 @@ def _resolve(preset: str):
     from albert_keras.models.albert_presets import BACKBONE_PRESETS
 
     raise ValueError(
-        f"unknown preset {preset!r}: not a local file or folder; choose a release "
-        f"({', '.join(RELEASES)}), hf://ORG/NAME, a keras-hub name or kaggle:// handle, "
-        f"or an architecture ({', '.join(BACKBONE_PRESETS)})"
+        f"unknown preset {preset!r}; choose one of: an architecture "
+        f"({', '.join(BACKBONE_PRESETS)}), a release ({', '.join(RELEASES)}), hf://ORG/NAME, "
+        "a keras-hub name or kaggle:// handle, or a local file or folder"
     )
 
 
