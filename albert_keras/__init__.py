@@ -1,26 +1,41 @@
 """albert-keras: ALBERT (A Lite BERT) in Keras 3.
 
-Public names (see DESIGN.md): `AlbertBackbone`, `AlbertPretrainer`, `AlbertClassifier` (each
-with `from_preset`, released weights included: `albert_keras.presets`), `AlbertTokenizer`,
-`AlbertPreprocessor`, and the layers in `albert_keras.layers`. Importing the package registers
-every class with Keras, so `.keras` files load without `custom_objects`.
+Public names (see docs/design.md): `AlbertBackbone`, `AlbertPretrainer`, `AlbertClassifier` (each
+with `from_preset`, released weights included: `albert_keras.presets`), `AlbertTokenizer` and
+`AlbertPreprocessor` (raw text in, `albert_keras.preprocessing`, loaded on first use), the
+layers in `albert_keras.layers` and the optimizers in `albert_keras.optimizers`. Importing the
+package imports the model library only (layers, models, optimizers) and registers every class a
+`.keras` file can name, so saved models load without `custom_objects`. The jobs and tasks above
+it (`training`, `glue`, `convert`, `demo`, `presets`, `serving`) are loaded on first use, as
+`albert_keras.training`.
 """
 
-# `training` registers Lamb and WarmupLinearDecay, which a saved pretrainer's compile config names.
-from albert_keras import layers, models, preprocessing, training
-from albert_keras.models import AlbertBackbone, AlbertClassifier, AlbertPretrainer
-from albert_keras.preprocessing import AlbertPreprocessor, AlbertTokenizer
+import importlib
 
-__version__ = "0.1.0"
+from albert_keras import layers, models, optimizers
+from albert_keras.models import AlbertBackbone, AlbertClassifier, AlbertPretrainer
+from albert_keras_cli import __version__
+
+# Loaded on first attribute access (PEP 562): `ak.training.Lamb` works, `import albert_keras`
+# stays the model library.
+_LAZY_SUBPACKAGES = ("convert", "demo", "glue", "preprocessing", "presets", "serving", "training")
+# Classes of a lazy subpackage offered at the top: `ak.AlbertTokenizer` (tensorflow-text loads then).
+_LAZY_NAMES = {"AlbertTokenizer": "preprocessing", "AlbertPreprocessor": "preprocessing"}
 
 __all__ = [
     "AlbertBackbone",
     "AlbertClassifier",
-    "AlbertPreprocessor",
     "AlbertPretrainer",
-    "AlbertTokenizer",
+    "__version__",
     "layers",
     "models",
-    "preprocessing",
-    "training",
+    "optimizers",
 ]
+
+
+def __getattr__(name):
+    if name in _LAZY_SUBPACKAGES:
+        return importlib.import_module(f"albert_keras.{name}")
+    if name in _LAZY_NAMES:
+        return getattr(importlib.import_module(f"albert_keras.{_LAZY_NAMES[name]}"), name)
+    raise AttributeError(f"module 'albert_keras' has no attribute {name!r}")

@@ -130,5 +130,9 @@ class AlbertClassifier(TextInputs, keras.Model):
         config = dict(config)
         config["backbone"] = keras.saving.deserialize_keras_object(config["backbone"])
         if isinstance(config.get("preprocessor"), dict):
+            # Registers AlbertPreprocessor / AlbertTokenizer (tensorflow-text is only loaded
+            # for models that have a preprocessor).
+            import albert_keras.preprocessing  # noqa: F401
+
             config["preprocessor"] = keras.saving.deserialize_keras_object(config["preprocessor"])
         return cls(**config)

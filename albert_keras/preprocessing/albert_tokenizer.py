@@ -6,7 +6,7 @@ import keras
 import keras_hub
 import tensorflow as tf
 
-from albert_keras.preprocessing.preprocess_text import preprocess_text
+from pipelines.text_normalization import preprocess_text_tensor
 
 # ALBERT's special pieces (DESIGN.md): <pad>=0, <unk>=1, [CLS]=2, [SEP]=3, [MASK]=4.
 SPECIAL_TOKENS = {"pad": "<pad>", "unk": "<unk>", "cls": "[CLS]", "sep": "[SEP]", "mask": "[MASK]"}
@@ -19,7 +19,8 @@ class AlbertTokenizer(keras_hub.tokenizers.SentencePieceTokenizer):
     keras-hub's `AlbertTokenizer` hands text to SentencePiece as it comes; the official ALBERT
     code (and Hugging Face's tokenizer) first collapses whitespace, turns ``` `` ``` and `''`
     into `"`, strips accents (NFKD, combining marks dropped) and lower-cases for an uncased
-    vocabulary. This layer does the same in TensorFlow ops (`preprocess_text`), so it runs in
+    vocabulary. This layer does the same in TensorFlow ops (the project's one definition,
+    `pipelines.text_normalization.preprocess_text_tensor`), so it runs in
     `tf.data`, in a compiled graph and in an exported SavedModel: "Héllo,  my dog" and
     "hello, my dog" give the same ids, as they do in the official code.
 
@@ -80,8 +81,10 @@ class AlbertTokenizer(keras_hub.tokenizers.SentencePieceTokenizer):
         return self._graphs[rank](inputs)
 
     def _tokenize_in_graph(self, inputs):
-        self._check_vocabulary()
-        return super().tokenize(preprocess_text(inputs, lowercase=self.lowercases))
+        if self.proto is None:
+            raise ValueError("the AlbertTokenizer has no vocabulary: pass proto=")
+        text = preprocess_text_tensor(tf.convert_to_tensor(inputs, tf.string), self.lowercases)
+        return super().tokenize(text)
 
     def get_config(self):
         config = super().get_config()

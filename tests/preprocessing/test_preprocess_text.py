@@ -1,11 +1,12 @@
-"""The in-graph preprocess_text against the official Python one, on tricky strings."""
+"""The tokenizer's in-graph normalization against the official and the project's Python
+`preprocess_text`, on tricky strings."""
 
 import unicodedata
 
 import pytest
 import tensorflow as tf
 
-from albert_keras.preprocessing import preprocess_text
+from pipelines.text_normalization import preprocess_text, preprocess_text_tensor
 
 TRICKY = [
     "Hello, my dog is cute",
@@ -36,17 +37,33 @@ def official_preprocess_text(text, lower):
 
 @pytest.mark.parametrize("lower", [True, False])
 def test_graph_normalization_equals_the_official_python(lower):
-    ours = preprocess_text(tf.constant(TRICKY), lowercase=lower).numpy()
+    ours = preprocess_text_tensor(tf.constant(TRICKY), lower_case=lower).numpy()
     ours = [text.decode("utf-8") for text in ours]
-    assert ours == [official_preprocess_text(text, lower) for text in TRICKY]
+    official = [official_preprocess_text(text, lower) for text in TRICKY]
+    assert ours == official
+    assert [preprocess_text(text, lower_case=lower) for text in TRICKY] == official
 
 
 def test_runs_inside_tf_function_and_tf_data_with_any_shape():
     @tf.function(input_signature=[tf.TensorSpec([None, None], tf.string)])
     def normalize(texts):
-        return preprocess_text(texts)
+        return preprocess_text_tensor(texts, lower_case=True)
 
     out = normalize(tf.constant([["A  B", "Ç"], ["``x''", " y "]])).numpy().tolist()
     assert out == [[b"a b", b"c"], [b'"x"', b"y"]]
-    dataset = tf.data.Dataset.from_tensor_slices(["Ünïcode  Text"]).map(preprocess_text)
+    dataset = tf.data.Dataset.from_tensor_slices(["Ünïcode  Text"])
+    dataset = dataset.map(lambda text: preprocess_text_tensor(text, lower_case=True))
     assert next(iter(dataset)).numpy() == b"unicode text"
+
+
+def test_the_tokenizer_encodes_what_the_python_normalization_gives(shared_data):
+    """Through the layer, each tricky string gives SentencePiece's ids of its Python
+    normalization (the data writer's path), so pretraining and serving see the same ids."""
+    import sentencepiece
+
+    from albert_keras.preprocessing import AlbertTokenizer
+
+    vocabulary = str(shared_data / "vocab" / "30k-clean.reconstructed.model")
+    processor = sentencepiece.SentencePieceProcessor(model_file=vocabulary)
+    ours = AlbertTokenizer(vocabulary)(TRICKY).to_list()
+    assert ours == processor.encode([preprocess_text(t, lower_case=True) for t in TRICKY])

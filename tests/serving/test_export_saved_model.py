@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from albert_keras.cli import main
 from albert_keras.glue import GlueEncoder
 from albert_keras.models import AlbertBackbone, AlbertClassifier
 from albert_keras.preprocessing import AlbertPreprocessor, AlbertTokenizer
+from albert_keras_cli.main import main
 
 FIRST = ["hello, my dog is cute", "A  Café ``review''", "a b c d e f g h i j k l m n o p", "x"]
 SECOND = ["is it?", "Über good", "short", "y z"]

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import argparse
 
-from albert_keras.serving.export_saved_model import export_saved_model
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Adds the `export` flags to `parser`."""
@@ -31,6 +29,7 @@ def run(args: argparse.Namespace) -> int:
     """Loads, exports, and prints the signatures; errors raise ValueError / FileNotFoundError."""
     from albert_keras.convert import load_any_model
     from albert_keras.preprocessing import AlbertPreprocessor, AlbertTokenizer
+    from albert_keras.serving import export_saved_model
 
     model = load_any_model(args.model)
     preprocessor = None

@@ -6,10 +6,13 @@ import numpy as np
 import pytest
 
 from albert_keras.models import AlbertBackbone, AlbertPretrainer
-from albert_keras.training.adam_weight_decay import AdamWeightDecay
-from albert_keras.training.lamb import Lamb
-from albert_keras.training.per_update_schedule import PerUpdateSchedule, micro_batch_size
-from albert_keras.training.warmup_linear_decay import WarmupLinearDecay
+from albert_keras.optimizers import (
+    AdamWeightDecay,
+    Lamb,
+    PerUpdateSchedule,
+    WarmupLinearDecay,
+    micro_batch_size,
+)
 
 UPDATES, MICRO, STEPS = 3, 4, 2  # 3 updates of a batch of 8 = 2 accumulation steps of 4
 VOCABULARY, LENGTH, PREDICTIONS = 60, 12, 3
