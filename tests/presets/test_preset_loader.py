@@ -9,7 +9,12 @@ from release_helpers import same_weights
 
 from albert_keras.convert import official_from_model, write_hf_folder
 from albert_keras.models import AlbertBackbone, AlbertClassifier, AlbertPretrainer
-from albert_keras.presets import PresetFetchError, load_sentencepiece, release_presets
+from albert_keras.presets import (
+    PresetFetchError,
+    load_sentencepiece,
+    load_with_fresh_parts,
+    release_presets,
+)
 
 
 def test_release_converts_once_then_loads_from_the_cache_alone(
@@ -131,3 +136,31 @@ def test_classifier_from_preset_gets_the_release_vocabulary(served_release, rele
     logits = classifier.predict(["my dog is cute", "the cat sat"], verbose=0)
     assert logits.shape == (2, 3) and np.all(np.isfinite(logits))
     assert keras.ops.shape(classifier.output)[-1] == 3
+
+
+def test_keras_hub_name_goes_through_kagglehub_then_the_cache(release, tmp_path, monkeypatch):
+    import kagglehub
+
+    from albert_keras.convert import write_keras_hub
+
+    folder = write_keras_hub(release["pretrainer"].backbone, tmp_path / "kh", release["spm_model"])
+    asked = []
+
+    def model_download(handle):  # kagglehub's downloader, served from a local preset folder
+        asked.append(handle)
+        return str(folder)
+
+    monkeypatch.setattr(kagglehub, "model_download", model_download)
+    pretrainer, fresh = load_with_fresh_parts("albert_base_en_uncased")
+    assert asked == ["keras/albert/keras/albert_base_en_uncased/5"]
+    assert fresh == ["MLM head", "sentence-order head"]  # keras-hub's backbone has no heads
+    assert same_weights(pretrainer.backbone, release["pretrainer"].backbone)
+    assert load_sentencepiece("albert_base_en_uncased") == release["spm_model"].read_bytes()
+    assert asked == ["keras/albert/keras/albert_base_en_uncased/5"]  # cached: not asked again
+
+    def offline(handle):
+        raise ConnectionError("no route to host")
+
+    monkeypatch.setattr(kagglehub, "model_download", offline)
+    with pytest.raises(PresetFetchError, match="could not fetch kaggle://keras/albert/keras/"):
+        AlbertBackbone.from_preset("albert_large_en_uncased")
