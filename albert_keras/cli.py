@@ -14,6 +14,10 @@ SUBCOMMANDS = {
         "albert_keras.training.finetune_glue",
         "Fine-tune and evaluate on a GLUE task.",
     ),
+    "finetune-squad": (
+        "albert_keras.training.finetune_squad",
+        "Fine-tune and evaluate on SQuAD v1.1 or v2.0.",
+    ),
     "convert": ("albert_keras.convert.convert_command", "Import or export checkpoints."),
     "demo": ("albert_keras.demo", "Run the whole chain on an embedded corpus."),
 }

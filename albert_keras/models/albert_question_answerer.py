@@ -21,8 +21,9 @@ class AlbertQuestionAnswerer(keras.Model):
       one Dense(2) over the sequence output, `{"start_logits", "end_logits"}` (batch, time);
     - `head="v2"` (`run_squad_v2.py`): `AnswerabilitySpanHead`, start log-probs, end
       log-probs given the start (the gold start in training, a `start_n_top` x `end_n_top`
-      beam at inference) and an answerability logit `cls_logits`. Its inputs add `p_mask`
-      (1 where no answer can be) and, for training, `start_positions`.
+      beam when the inputs hold no `start_positions`) and an answerability logit
+      `cls_logits`. Its inputs add `p_mask` (1 where no answer can be) and, in training data,
+      the gold `start_positions`.
 
     Inputs: a dict with the backbone's `token_ids`, `segment_ids`, `padding_mask` (and `p_mask`,
     `start_positions` for v2), as `albert_keras.squad.squad_dataset` makes them. The heads
@@ -85,7 +86,9 @@ class AlbertQuestionAnswerer(keras.Model):
         if self.span_head is not None:
             logits = self.span_head(keras.ops.cast(sequence, "float32"))
             return {"start_logits": logits[..., 0], "end_logits": logits[..., 1]}
-        start_positions = inputs.get("start_positions") if training else None
+        # Gold starts in the inputs (training data, `fit` and `evaluate`): the training
+        # outputs; none (prediction data): the beam.
+        start_positions = inputs.get("start_positions")
         return self.v2_head(sequence, inputs["p_mask"], start_positions, training=training)
 
     def compile(self, optimizer="auto", loss="auto", metrics=None, **kwargs):
