@@ -9,7 +9,8 @@ threshold that maximizes dev F1 (`best_f1_thresh`), as the official `evaluate_v2
 
 Outputs in `--output_dir`: `predictions.json` (and `null_odds.json` for v2.0),
 `nbest_predictions.json`, `metrics.json` (the official scores of the predictions when the
-predict file has answers, the hyperparameters, the feature counts) and `model.keras`.
+predict file has answers, for v2.0 also those of the best spans with no "no answer", the
+hyperparameters, the feature counts) and `model.keras`.
 """
 
 from __future__ import annotations
@@ -219,6 +220,8 @@ def finetune_squad(
         summary["metrics"] = evaluate_squad(
             dataset, answers, result.null_odds if version == "2.0" else None
         )
+        if version == "2.0":  # the spans alone: every question answered (HasAns_* = span skill)
+            summary["metrics_always_answering"] = evaluate_squad(dataset, result.answers())
     _save_model(answerer, output_dir / "model.keras")
     summary.update(
         {
