@@ -39,9 +39,7 @@ def squad_dataset(
     if not training:
         return tf.data.Dataset.from_tensor_slices(inputs).batch(batch_size).prefetch(2)
     if len(features) < batch_size:
-        raise ValueError(
-            f"{len(features)} training features make no full batch of {batch_size}"
-        )
+        raise ValueError(f"{len(features)} training features make no full batch of {batch_size}")
     inputs["start_positions"] = features.labels["start_positions"]
     data = tf.data.Dataset.from_tensor_slices((inputs, dict(features.labels)))
     data = data.shuffle(len(features), seed=seed, reshuffle_each_iteration=True)

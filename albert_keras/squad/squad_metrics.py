@@ -98,8 +98,10 @@ def evaluate_squad(
     predictions = _load_json(predictions, "predictions")
     na_probs = None if na_probs is None else _load_json(na_probs, "na_probs")
     if not isinstance(dataset, Mapping) or not isinstance(dataset.get("data"), list):
-        raise ValueError(f"{_name(data_file)}: not a SQuAD file (no 'data' list)")
-    questions = [qa for article in dataset["data"] for p in article["paragraphs"] for qa in p["qas"]]
+        raise ValueError(f"{_name(data_file)}: not a SQuAD file (no 'data' list)")  # noqa: TRY004 (the CLI reports ValueErrors)
+    questions = [
+        qa for article in dataset["data"] for p in article["paragraphs"] for qa in p["qas"]
+    ]
     version = version or _version(dataset, questions)
     if version == "1.1":
         if na_probs is not None:

@@ -168,8 +168,11 @@ def finetune_squad(
     keras.utils.set_random_seed(seed)
     train, predict = _read(version, source, train_file, predict_file, tfds_data_dir, epochs)
     spm_path = _find_spm_model(model, spm_model)
-    settings = dict(max_seq_length=max_seq_length, doc_stride=doc_stride,
-                    max_query_length=max_query_length)  # fmt: skip
+    settings = {
+        "max_seq_length": max_seq_length,
+        "doc_stride": doc_stride,
+        "max_query_length": max_query_length,
+    }
     predict_features = make_squad_features(predict, spm_path, **settings)
     train_features = None
     if epochs > 0:
@@ -233,11 +236,16 @@ def finetune_squad(
             "steps": steps,
             "history": history,
             "hyperparameters": {
-                **settings, "batch_size": batch_size, "epochs": epochs,
-                "learning_rate": learning_rate, "warmup_proportion": warmup_proportion,
-                "n_best_size": n_best_size, "max_answer_length": max_answer_length,
-                "seed": seed, "strategy": strategy,
-            },  # fmt: skip
+                **settings,
+                "batch_size": batch_size,
+                "epochs": epochs,
+                "learning_rate": learning_rate,
+                "warmup_proportion": warmup_proportion,
+                "n_best_size": n_best_size,
+                "max_answer_length": max_answer_length,
+                "seed": seed,
+                "strategy": strategy,
+            },
             "model": model_name,
             "spm_model": str(spm_path),
             "files": [*files, "model.keras"],

@@ -24,13 +24,15 @@ def _logits(answerer, config):
 
 def test_ours_to_hf_to_ours(tmp_path, official_config):
     weights = random_official_weights(official_config)
-    weights["cls/squad/output_weights"] = np.random.default_rng(1).normal(
-        size=(2, official_config["hidden_size"])
-    ).astype("float32")
+    weights["cls/squad/output_weights"] = (
+        np.random.default_rng(1).normal(size=(2, official_config["hidden_size"])).astype("float32")
+    )
     weights["cls/squad/output_bias"] = np.array([0.3, -0.2], "float32")
     answerer, fresh = question_answerer_from_official(official_config, weights)
     assert fresh == []
-    np.testing.assert_array_equal(answerer.span_head.kernel.numpy().T, weights["cls/squad/output_weights"])
+    np.testing.assert_array_equal(
+        answerer.span_head.kernel.numpy().T, weights["cls/squad/output_weights"]
+    )
     folder = write_hf_folder(*official_from_model(answerer), tmp_path / "hf")
     tensors = load_file(str(folder / "model.safetensors"))
     np.testing.assert_array_equal(tensors["qa_outputs.weight"], weights["cls/squad/output_weights"])

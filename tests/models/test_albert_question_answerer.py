@@ -135,7 +135,9 @@ def test_loss_is_the_official_one():
     cls = rng.normal(size=3)
     v2 = _np(loss(y, {"start_log_probs": _log_softmax(start), "end_log_probs": _log_softmax(end),
                       "cls_logits": cls}))  # fmt: skip
-    sigmoid_ce = np.mean(np.log1p(np.exp(-np.abs(cls))) + np.maximum(cls, 0) - cls * y["is_impossible"])
+    sigmoid_ce = np.mean(
+        np.log1p(np.exp(-np.abs(cls))) + np.maximum(cls, 0) - cls * y["is_impossible"]
+    )
     assert v2 == pytest.approx(official + 0.5 * sigmoid_ce, rel=1e-5)
 
 
@@ -150,8 +152,13 @@ def test_fit_then_save_load_round_trip(tmp_path, backbone, squad_inputs, head):
     assert history[-1] < 0.5 * history[0]
     answerer.save(tmp_path / "qa.keras")
     loaded = keras.saving.load_model(tmp_path / "qa.keras")
-    assert isinstance(loaded, AlbertQuestionAnswerer) and loaded.get_config() == answerer.get_config()
-    ours, theirs = answerer.predict(squad_inputs, verbose=0), loaded.predict(squad_inputs, verbose=0)
+    assert (
+        isinstance(loaded, AlbertQuestionAnswerer) and loaded.get_config() == answerer.get_config()
+    )
+    ours, theirs = (
+        answerer.predict(squad_inputs, verbose=0),
+        loaded.predict(squad_inputs, verbose=0),
+    )
     assert set(ours) == set(theirs)
     for name in ours:
         np.testing.assert_allclose(ours[name], theirs[name], atol=1e-6)

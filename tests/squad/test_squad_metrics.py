@@ -32,7 +32,9 @@ def test_normalization_of_articles_punctuation_and_whitespace():
 def test_hand_computed_scores():
     # v1.1: prediction "Norman conquest of England" vs gold "the Norman conquest": 2 common
     # tokens, precision 2/4, recall 2/2 -> F1 2/3.
-    assert f1_score("Norman conquest of England", "the Norman conquest", "1.1") == pytest.approx(2 / 3)
+    assert f1_score("Norman conquest of England", "the Norman conquest", "1.1") == pytest.approx(
+        2 / 3
+    )
     data = _file([_qa("a", "the Norman conquest", "Normans"), _qa("b", "1,000 men")], "1.1")
     result = evaluate_squad(data, {"a": "Norman conquest of England", "b": "1000 men!"})
     assert result == {"exact_match": 50.0, "f1": 100.0 * (2 / 3 + 1) / 2}

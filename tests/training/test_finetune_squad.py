@@ -35,7 +35,10 @@ def squad_files(tmp_path_factory, shared_data):
     for paragraph in train["data"][0]["paragraphs"]:
         for qa in paragraph["qas"]:
             qa["answers"] = qa["answers"][:1]
-    dev = {"version": "v2.0", "data": [{"title": "b", "paragraphs": data["data"][1]["paragraphs"][:6]}]}
+    dev = {
+        "version": "v2.0",
+        "data": [{"title": "b", "paragraphs": data["data"][1]["paragraphs"][:6]}],
+    }
     (folder / "train.json").write_text(json.dumps(train))
     (folder / "dev.json").write_text(json.dumps(dev))
     return folder / "train.json", folder / "dev.json"
@@ -56,7 +59,9 @@ def test_v2_run_writes_official_files(tmp_path, saved_model, squad_files, capsys
     assert sorted(predictions) == sorted(dev_ids) == sorted(null_odds)
     assert all(isinstance(v, float) for v in null_odds.values())
     # The reported scores are the official ones of the written files, at the chosen threshold.
-    assert summary["metrics"] == evaluate_squad(dev, out / "predictions.json", out / "null_odds.json")
+    assert summary["metrics"] == evaluate_squad(
+        dev, out / "predictions.json", out / "null_odds.json"
+    )
     threshold = summary["null_threshold"]
     assert threshold == summary["metrics"]["best_f1_thresh"]
     assert all((text == "") == (null_odds[q] > threshold) or text == ""
