@@ -15,7 +15,7 @@ import dataclasses
 
 import numpy as np
 
-from pipelines.train_vocab import preprocess_sentences
+from pipelines.text_normalization import preprocess_texts
 
 _UNDERLINE = "\u2581"  # SentencePiece's word-start mark
 
@@ -56,8 +56,9 @@ def normalize_with_offsets(text: str, lower_case: bool) -> tuple[str, np.ndarray
     The official steps: whitespace runs become one space (ends trimmed), ``` `` ``` and `''`
     become `"`, then NFKD with combining marks dropped, then lower-casing. The last two act on
     one character at a time, so they run through the normalization the pretraining data uses
-    (`pipelines`), one original character each; whitespace and quote pairs span several
-    characters and are handled here.
+    (`pipelines`), one original character each (`pipelines.text_normalization`, shared with pretraining and GLUE);
+    whitespace and quote pairs span several characters and are handled here. The result equals
+    `preprocess_text(text, lower_case)` (tests check it on every shared SQuAD context).
 
     Returns:
         `(normalized, starts, ends)`, `starts[k]..ends[k]` the original characters of
@@ -94,7 +95,7 @@ def normalize_with_offsets(text: str, lower_case: bool) -> tuple[str, np.ndarray
         units = merged
     # 2. Accents and case, per character, by the shared normalization.
     chars = [unit[0] for unit in units]
-    prepared = preprocess_sentences([c if c != "\n" else " " for c in chars], lower_case)
+    prepared = preprocess_texts(chars, lower_case)
     pieces, starts, ends = [], [], []
     for (_, first, last), out in zip(units, prepared):
         pieces.append(out)

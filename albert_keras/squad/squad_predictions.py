@@ -18,7 +18,6 @@ uses `<`, which treats the question at exactly the threshold the other way).
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 import os
 import pathlib
@@ -26,6 +25,7 @@ import pathlib
 import numpy as np
 
 from albert_keras.squad.squad_features import SquadFeatures
+from pipelines import atomic_write
 
 
 @dataclasses.dataclass
@@ -191,10 +191,7 @@ def write_squad_predictions(
         ("null_odds.json", null_odds),
         ("nbest_predictions.json", nbest),
     ):
-        if data is None:
-            continue
-        temporary = output_dir / (name + ".tmp")
-        temporary.write_text(json.dumps(data, indent=4) + "\n", encoding="utf-8")
-        os.replace(temporary, output_dir / name)
-        written.append(name)
+        if data is not None:
+            atomic_write.write_json(output_dir / name, data, indent=4)
+            written.append(name)
     return written

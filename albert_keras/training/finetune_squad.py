@@ -1,11 +1,12 @@
-"""`albert-keras finetune-squad`: fine-tune a saved ALBERT on SQuAD v1.1 or v2.0, predict, score.
+"""Fine-tune a saved ALBERT on SQuAD v1.1 or v2.0, predict, score.
 
 As the official `run_squad_v1.py` / `run_squad_v2.py` with the release README's settings:
 max_seq_length 384, doc_stride 128, max_query_length 64, batch 48, 2 epochs, learning rate 5e-5
 (v1.1) / 3e-5 (v2.0) with 10% warmup then linear decay, the official AdamWeightDecay; n-best 20,
 max_answer_length 30; v2.0 uses the official v2 head (beam 5 x 5) and picks the no-answer
 threshold that maximizes dev F1 (`best_f1_thresh`), as the official `evaluate_v2`. Training is
-`model.fit` under any strategy (`--strategy`).
+`model.fit` under any strategy. The command is `albert-keras finetune-squad`
+(`albert_keras_cli/finetune_squad.py`).
 
 Outputs in `--output_dir`: `predictions.json` (and `null_odds.json` for v2.0),
 `nbest_predictions.json`, `metrics.json` (the official scores of the predictions when the
@@ -15,9 +16,7 @@ hyperparameters, the feature counts) and `model.keras`.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
-import json
 import math
 import os
 import pathlib
@@ -26,83 +25,19 @@ import time
 import keras
 
 from albert_keras.models import AlbertQuestionAnswerer
+from albert_keras.optimizers import AdamWeightDecay, WarmupLinearDecay
 from albert_keras.squad.squad_dataset import squad_dataset
 from albert_keras.squad.squad_examples import read_squad_json
 from albert_keras.squad.squad_features import make_squad_features
 from albert_keras.squad.squad_metrics import evaluate_squad
 from albert_keras.squad.squad_predictions import squad_predictions, write_squad_predictions
 from albert_keras.squad.tfds_reader import read_squad_tfds
-from albert_keras.training.adam_weight_decay import AdamWeightDecay
 from albert_keras.training.finetune_glue import _find_spm_model, _load_backbone, _save_model
 from albert_keras.training.strategy import get_strategy
-from albert_keras.training.warmup_linear_decay import WarmupLinearDecay
+from pipelines import atomic_write
 
 # The official learning rates (release README); every other default is shared.
 LEARNING_RATES = {"1.1": 5e-5, "2.0": 3e-5}
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--version", required=True, choices=("1.1", "2.0"))
-    parser.add_argument("--train_file", help="SQuAD JSON for training (train-v2.0.json)")
-    parser.add_argument("--predict_file", help="SQuAD JSON to predict (dev-v2.0.json)")
-    parser.add_argument(
-        "--source",
-        choices=("json", "tfds"),
-        default="json",
-        help="json: --train_file / --predict_file; tfds: tensorflow_datasets squad/v1.1 or "
-        "squad/v2.0 (network on first use; --tfds_data_dir)",
-    )
-    parser.add_argument("--tfds_data_dir", help="tensorflow_datasets data folder")
-    parser.add_argument(
-        "--model", required=True, help="a saved AlbertBackbone / AlbertPretrainer / any model "
-        "with a .backbone (.keras); its backbone is fine-tuned",
-    )  # fmt: skip
-    parser.add_argument("--output_dir", required=True)
-    parser.add_argument("--spm_model", help="default: spm.model or the only *.model beside --model")
-    parser.add_argument("--head", choices=("simple", "v2"), help="default: simple (1.1), v2 (2.0)")
-    parser.add_argument("--max_seq_length", type=int, default=384)
-    parser.add_argument("--doc_stride", type=int, default=128)
-    parser.add_argument("--max_query_length", type=int, default=64)
-    parser.add_argument("--batch_size", type=int, default=48)
-    parser.add_argument("--epochs", type=float, default=2.0, help="0: predict with the model as is")
-    parser.add_argument("--learning_rate", type=float, help="default: 5e-5 (1.1), 3e-5 (2.0)")
-    parser.add_argument("--warmup_proportion", type=float, default=0.1)
-    parser.add_argument("--n_best_size", type=int, default=20)
-    parser.add_argument("--max_answer_length", type=int, default=30)
-    parser.add_argument("--strategy", default="auto", help="auto, tpu, gpu, cpu, ...")
-    parser.add_argument("--seed", type=int, default=12345)
-
-
-def run(args: argparse.Namespace) -> int:
-    summary = finetune_squad(
-        args.version,
-        args.train_file,
-        args.predict_file,
-        args.model,
-        args.output_dir,
-        source=args.source,
-        tfds_data_dir=args.tfds_data_dir,
-        spm_model=args.spm_model,
-        head=args.head,
-        max_seq_length=args.max_seq_length,
-        doc_stride=args.doc_stride,
-        max_query_length=args.max_query_length,
-        batch_size=args.batch_size,
-        epochs=args.epochs,
-        learning_rate=args.learning_rate,
-        warmup_proportion=args.warmup_proportion,
-        n_best_size=args.n_best_size,
-        max_answer_length=args.max_answer_length,
-        strategy=args.strategy,
-        seed=args.seed,
-        verbose="auto",
-    )
-    scores = ", ".join(
-        f"{k} {v:.2f}" for k, v in summary.get("metrics", {}).items() if isinstance(v, float)
-    )
-    print(f"SQuAD {args.version}: {summary['predict_examples']} questions {scores} "
-          f"-> {args.output_dir}")  # fmt: skip
-    return 0
 
 
 def finetune_squad(
@@ -252,9 +187,7 @@ def finetune_squad(
             "wall_seconds": round(time.time() - started, 1),
         }
     )
-    temporary = output_dir / "metrics.json.tmp"
-    temporary.write_text(json.dumps(summary, indent=2) + "\n")
-    os.replace(temporary, output_dir / "metrics.json")
+    atomic_write.write_json(output_dir / "metrics.json", summary)
     return summary
 
 
