@@ -54,11 +54,11 @@ def normalize_with_offsets(text: str, lower_case: bool) -> tuple[str, np.ndarray
     the first and last original character it came from.
 
     The official steps: whitespace runs become one space (ends trimmed), ``` `` ``` and `''`
-    become `"`, then NFKD with combining marks dropped, then lower-casing. The last two act on
-    one character at a time, so they run through the normalization the pretraining data uses
-    (`pipelines`), one original character each (`pipelines.text_normalization`, shared with pretraining and GLUE);
-    whitespace and quote pairs span several characters and are handled here. The result equals
-    `preprocess_text(text, lower_case)` (tests check it on every shared SQuAD context).
+    become `"`, then NFKD with combining marks dropped, then lower-casing. Accents are stripped
+    one character at a time by the normalization pretraining and GLUE use
+    (`pipelines.text_normalization`); whitespace and quote pairs span several characters and are
+    handled here; lower-casing runs on the whole text. The result equals
+    `preprocess_text(text, lower_case)` (tests check it on every shared SQuAD text).
 
     Returns:
         `(normalized, starts, ends)`, `starts[k]..ends[k]` the original characters of
@@ -93,12 +93,24 @@ def normalize_with_offsets(text: str, lower_case: bool) -> tuple[str, np.ndarray
                 merged.append(units[k])
                 k += 1
         units = merged
-    # 2. Accents and case, per character, by the shared normalization.
+    # 2. Accents, per character, by the shared normalization (a space unit stays a space).
     chars = [unit[0] for unit in units]
-    prepared = preprocess_texts(chars, lower_case)
-    pieces, starts, ends = [], [], []
-    for (_, first, last), out in zip(units, prepared):
-        pieces.append(out)
+    stripped = preprocess_texts(chars, lower_case=False)
+    pieces = [" " if char == " " else out for char, out in zip(chars, stripped)]
+    # 3. Case on the whole text, as official (Greek final sigma depends on the next letter);
+    # per piece only if lower-casing changed a length (then the whole-text map is unknown).
+    if lower_case:
+        joined = "".join(pieces).lower()
+        if len(joined) == sum(len(p) for p in pieces):
+            lowered, k = [], 0
+            for piece in pieces:
+                lowered.append(joined[k : k + len(piece)])
+                k += len(piece)
+            pieces = lowered
+        else:
+            pieces = [piece.lower() for piece in pieces]
+    starts, ends = [], []
+    for (_, first, last), out in zip(units, pieces):
         starts.extend([first] * len(out))
         ends.extend([last] * len(out))
     return "".join(pieces), np.asarray(starts, np.int64), np.asarray(ends, np.int64)

@@ -133,3 +133,16 @@ def test_bad_settings_and_vocabulary(tmp_path, spm_path):
     (tmp_path / "bad.model").write_bytes(b"not a model")
     with pytest.raises(ValueError, match="bad.model: not a SentencePiece model"):
         make_squad_features([], tmp_path / "bad.model")
+
+
+def test_normalization_is_the_shared_preprocess_text(squad_json):
+    """The character-tracking normalization gives exactly `pipelines.text_normalization`'s
+    `preprocess_text` (the pretraining and GLUE one) on every shared context and question."""
+    from pipelines.text_normalization import preprocess_text
+
+    texts = [p["context"] for a in squad_json["data"] for p in a["paragraphs"]]
+    texts += [qa["question"] for a in squad_json["data"] for p in a["paragraphs"]
+              for qa in p["qas"]]  # fmt: skip
+    texts += ["  ``Café''\t au  lait ", "ΣΑΣ", "İstanbul ﬁne"]
+    for text in texts:
+        assert normalize_with_offsets(text, lower_case=True)[0] == preprocess_text(text, True)
