@@ -105,7 +105,7 @@ def _perturbed_predictions(dataset, seed):
     return predictions
 
 
-@pytest.mark.parametrize("seed", [0, 1])
+@pytest.mark.parametrize("seed", [0])
 def test_v2_equals_the_official_definitions(squad_json, seed):
     predictions = _perturbed_predictions(squad_json["data"], seed)
     rng = random.Random(seed)
