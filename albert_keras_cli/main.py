@@ -1,4 +1,5 @@
-"""`albert-keras pretrain | finetune-glue | convert | demo | export`: a thin shell over the jobs.
+"""`albert-keras pretrain | finetune-glue | finetune-squad | convert | demo | export`: a thin shell
+over the jobs.
 
 Each subcommand has a module with `add_arguments(parser)` and `run(args) -> int`. Only the chosen
 subcommand's module is imported, and those here import no TensorFlow until `run`, so `--help`,
@@ -18,6 +19,7 @@ from albert_keras_cli.quiet_logging import configure_logging, import_tensorflow
 SUBCOMMANDS = {
     "pretrain": ("albert_keras_cli.pretrain", "Pretrain on TFRecord shards."),
     "finetune-glue": ("albert_keras_cli.finetune_glue", "Fine-tune and evaluate on a GLUE task."),
+    "finetune-squad": ("albert_keras_cli.finetune_squad", "Fine-tune and evaluate on SQuAD."),
     "convert": ("albert_keras_cli.convert", "Import or export checkpoints."),
     "demo": ("albert_keras.demo", "Run the whole chain on an embedded corpus."),
     "export": ("albert_keras_cli.export", "Export a classifier as a SavedModel over raw strings."),

@@ -45,6 +45,8 @@ print("EXIT", code, "tensorflow" in sys.modules, "keras" in sys.modules)
         (["--version"], 0),
         (["pretrain", "--help"], 0),
         (["finetune-glue", "--help"], 0),
+        (["finetune-squad", "--help"], 0),
+        (["finetune-squad", "--version", "3.0", "--model", "m", "--output_dir", "o"], 2),
         (["convert", "--help"], 0),
         ([], 2),
         (["train"], 2),
