@@ -6,9 +6,22 @@ layers in `albert_keras.layers`. Importing the package registers every class wit
 """
 
 # `training` registers Lamb and WarmupLinearDecay, which a saved pretrainer's compile config names.
-from albert_keras import layers, models, training
+from albert_keras import (
+    distill,  # registers AlbertDistiller
+    layers,
+    models,
+    training,
+)
 from albert_keras.models import AlbertBackbone, AlbertClassifier, AlbertPretrainer
 
 __version__ = "0.1.0"
 
-__all__ = ["AlbertBackbone", "AlbertClassifier", "AlbertPretrainer", "layers", "models", "training"]
+__all__ = [
+    "AlbertBackbone",
+    "AlbertClassifier",
+    "AlbertPretrainer",
+    "distill",
+    "layers",
+    "models",
+    "training",
+]

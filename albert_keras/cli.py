@@ -14,6 +14,10 @@ SUBCOMMANDS = {
         "albert_keras.training.finetune_glue",
         "Fine-tune and evaluate on a GLUE task.",
     ),
+    "distill": (
+        "albert_keras.distill.distill_job",
+        "Distil a pretrained ALBERT into a smaller student.",
+    ),
     "convert": ("albert_keras.convert.convert_command", "Import or export checkpoints."),
     "demo": ("albert_keras.demo", "Run the whole chain on an embedded corpus."),
 }
