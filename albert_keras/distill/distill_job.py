@@ -373,7 +373,7 @@ def _load_teacher(path: str) -> AlbertPretrainer:
     if not isinstance(model, AlbertPretrainer):
         # ValueError, not TypeError: the CLI reports ValueErrors as one-line errors.
         raise ValueError(  # noqa: TRY004
-            f"--teacher {path}: a {type(model).__name__}, not an AlbertPretrainer (distillation "
+            f"--teacher {path}: holds {type(model).__name__}, not AlbertPretrainer (distillation "
             "needs the MLM head: pass the pretraining run's model.keras)"
         )
     return model

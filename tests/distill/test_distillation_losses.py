@@ -136,5 +136,7 @@ def test_distiller_terms_on_a_fixed_batch(distill_records, student_overrides, co
     assert logs["mlm_loss"] == pytest.approx(mlm, rel=1e-4)
     assert logs["cosine_loss"] == pytest.approx(cosine, rel=1e-4)
     assert logs["loss"] == pytest.approx(5 * soft + 2 * mlm + cosine, rel=1e-4)
-    hits = np.take_along_axis(teacher_logits, labels[..., None], -1)[..., 0] >= teacher_logits.max(-1)
+    hits = np.take_along_axis(teacher_logits, labels[..., None], -1)[..., 0] >= teacher_logits.max(
+        -1
+    )
     assert logs["teacher_mlm_accuracy"] == pytest.approx(np_weighted_mean(hits, weights), abs=1e-5)

@@ -22,7 +22,9 @@ def test_unshared_teacher_gives_every_other_layer():
     teacher, student = make_teacher(sharing="none"), make_student(sharing="none")
     copied = warm_start(teacher, student)
     # Every student variable is copied, from the teacher variable the map names.
-    assert len(copied) == len(student.weights) == 38  # 7 embedding, 2 x (6 + 6) block, 2 pooler, 5 MLM head
+    assert (
+        len(copied) == len(student.weights) == 38
+    )  # 7 embedding, 2 x (6 + 6) block, 2 pooler, 5 MLM head
     teacher_values, student_values = by_path(teacher), by_path(student)
     for s_path, t_path in copied.items():
         np.testing.assert_array_equal(student_values[s_path], teacher_values[t_path])
@@ -41,7 +43,9 @@ def test_unshared_teacher_gives_every_other_layer():
 def test_shared_teacher_gives_the_block_itself_run_fewer_times(distill_records):
     teacher, student = make_teacher(), make_student()
     copied = warm_start(teacher, student)
-    assert len(copied) == len(student.weights) == 26  # one attention and one FFN block: 7 + 12 + 2 + 5
+    assert (
+        len(copied) == len(student.weights) == 26
+    )  # one attention and one FFN block: 7 + 12 + 2 + 5
     inputs = {
         "token_ids": tf.constant([[2, 7, 4, 9, 3, 0]]),
         "segment_ids": tf.zeros((1, 6), "int32"),
