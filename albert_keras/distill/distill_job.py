@@ -13,7 +13,6 @@ state (the teacher's frozen weights included) and the batches are a pure functio
 (seed, step).
 """
 
-import argparse
 import glob
 import json
 import math
@@ -23,16 +22,15 @@ import zipfile
 
 import keras
 
-from albert_keras.distill.albert_distiller import COSINE_POSITIONS, AlbertDistiller
+from albert_keras.distill.albert_distiller import AlbertDistiller
 from albert_keras.distill.warm_start import warm_start, warm_start_mismatch
 from albert_keras.models import AlbertBackbone, AlbertPretrainer
+from albert_keras.optimizers import Lamb, WarmupLinearDecay
 from albert_keras.training import strategy as strategies
-from albert_keras.training.lamb import Lamb
 
 # The pretraining job's pieces (one owner for the record checks, callbacks and outputs).
 from albert_keras.training.pretrain_job import (
     OFFICIAL_WARMUP_FRACTION,
-    _atomic_copy,
     _check_positive,
     _fit,
     _full_batches,
@@ -42,96 +40,14 @@ from albert_keras.training.pretrain_job import (
     _StopAtStep,
     _tensorboard,
     _Timer,
-    parse_overrides,
 )
 from albert_keras.training.pretraining_stream import count_records, pretraining_stream
-from albert_keras.training.step_checkpoint import StepCheckpoint, atomic_write
-from albert_keras.training.warmup_linear_decay import WarmupLinearDecay
-from pipelines import read_pretraining_records
+from albert_keras.training.step_checkpoint import StepCheckpoint
+from pipelines import atomic_write, read_pretraining_records
 
 CHECKPOINT_DIR = "checkpoints"
 STUDENT_INITS = ("auto", "teacher", "random")
 BEFORE_FILE = "eval_before.json"
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The `albert-keras distill` flags."""
-    parser.add_argument("--teacher", required=True, help="a saved AlbertPretrainer (.keras)")
-    parser.add_argument(
-        "--student",
-        default="teacher",
-        help="'teacher' (its architecture), an AlbertBackbone preset, or a JSON file of "
-        "backbone arguments; --config overrides on top (e.g. --config num_layers=2)",
-    )
-    parser.add_argument(
-        "--config", action="append", default=[], metavar="KEY=VALUE",
-        help="override a student backbone argument (repeatable)",
-    )  # fmt: skip
-    parser.add_argument("--records", required=True, help="glob of training TFRecord shards")
-    parser.add_argument("--output_dir", required=True)
-    parser.add_argument(
-        "--student_init", default="auto", choices=STUDENT_INITS,
-        help="teacher: copy the teacher's layers (every other one; the shared block itself); "
-        "random; auto: teacher when the widths match",
-    )  # fmt: skip
-    parser.add_argument("--temperature", type=float, default=2.0)
-    parser.add_argument("--soft_target_weight", type=float, default=5.0)
-    parser.add_argument("--mlm_weight", type=float, default=2.0)
-    parser.add_argument("--cosine_weight", type=float, default=1.0)
-    parser.add_argument("--cosine_positions", default="masked", choices=COSINE_POSITIONS)
-    parser.add_argument("--batch_size", type=int, default=32, help="global batch size")
-    parser.add_argument("--max_steps", type=int, default=10_000)
-    parser.add_argument("--learning_rate", type=float, default=0.00176, help="peak (LAMB)")
-    parser.add_argument("--warmup_steps", type=int, default=None, help="default: 2.5%% of steps")
-    parser.add_argument("--dynamic_masking", action="store_true", help="re-mask every batch")
-    parser.add_argument("--eval_records", default=None, help="glob of held-out TFRecord shards")
-    parser.add_argument("--eval_steps", type=int, default=100, help="at most this many; 0: all")
-    parser.add_argument("--checkpoint_every", type=int, default=1000, help="steps")
-    parser.add_argument("--strategy", default="auto", choices=strategies.STRATEGIES)
-    parser.add_argument("--mixed_precision", default="auto", choices=strategies.PRECISIONS)
-    parser.add_argument("--jit_compile", default="auto", choices=["auto", "true", "false"])
-    parser.add_argument("--steps_per_execution", type=int, default=1)
-    parser.add_argument(
-        "--spm_model", default=None, help="copied beside the student (default: the teacher's)"
-    )
-    parser.add_argument("--seed", type=int, default=12345)
-
-
-def run(args: argparse.Namespace) -> int:
-    """Runs `distill` with the parsed flags; prints where the outputs are."""
-    summary = distill(
-        args.teacher,
-        args.records,
-        args.output_dir,
-        student=args.student,
-        config=parse_overrides(args.config),
-        student_init=args.student_init,
-        temperature=args.temperature,
-        soft_target_weight=args.soft_target_weight,
-        mlm_weight=args.mlm_weight,
-        cosine_weight=args.cosine_weight,
-        cosine_positions=args.cosine_positions,
-        batch_size=args.batch_size,
-        max_steps=args.max_steps,
-        learning_rate=args.learning_rate,
-        warmup_steps=args.warmup_steps,
-        dynamic_masking=args.dynamic_masking,
-        eval_records=args.eval_records,
-        eval_steps=args.eval_steps,
-        checkpoint_every=args.checkpoint_every,
-        strategy=args.strategy,
-        mixed_precision=args.mixed_precision,
-        jit_compile=args.jit_compile,
-        steps_per_execution=args.steps_per_execution,
-        spm_model=args.spm_model,
-        seed=args.seed,
-    )
-    final = summary["eval"] or summary["train"]
-    print(
-        f"distilled {summary['steps']['total']} steps -> {args.output_dir}: "
-        + ", ".join(f"{k} {v:.4f}" for k, v in final.items())
-    )
-    return 0
 
 
 def distill(
@@ -296,7 +212,7 @@ def distill(
             # No training yet: the warm-started student is the teacher truncated in depth.
             eval_before = _evaluate(distiller, eval_data, eval_steps)
             os.makedirs(output_dir, exist_ok=True)
-            atomic_write(before_path, json.dumps(eval_before, indent=2))
+            atomic_write.write_json(before_path, eval_before, indent=2)
         elif os.path.exists(before_path):
             with open(before_path) as f:
                 eval_before = json.load(f)
@@ -327,7 +243,7 @@ def distill(
     _save_keras(student_model, os.path.join(output_dir, "model.keras"))
     _save_keras(student_model.backbone, os.path.join(output_dir, "backbone.keras"))
     if spm_model:
-        _atomic_copy(spm_model, os.path.join(output_dir, os.path.basename(spm_model)))
+        atomic_write.copy_file(spm_model, os.path.join(output_dir, os.path.basename(spm_model)))
     steps_run = max_steps - initial_step
     summary = {
         "config": {
@@ -353,7 +269,7 @@ def distill(
         "eval_examples": eval_steps * batch_size if eval_files else 0,
         "timings": timer.summary(steps_run, batch_size * seq_length, time.perf_counter() - started),
     }
-    atomic_write(os.path.join(output_dir, "summary.json"), json.dumps(summary, indent=2))
+    atomic_write.write_json(os.path.join(output_dir, "summary.json"), summary, indent=2)
     return summary
 
 
