@@ -133,3 +133,11 @@ def test_a_teacher_without_mlm_head_is_refused(distill_records, tmp_path, capsys
     argv = command(str(backbone_path), distill_records["train"], tmp_path / "out", 10)[3:]
     assert main(argv) == 2
     assert "holds AlbertBackbone, not AlbertPretrainer" in capsys.readouterr().err
+
+
+def test_the_cli_choices_agree_with_the_job():
+    from albert_keras.distill import albert_distiller, distill_job
+    from albert_keras_cli import distill as distill_flags
+
+    assert distill_flags.STUDENT_INITS == distill_job.STUDENT_INITS
+    assert distill_flags.COSINE_POSITIONS == albert_distiller.COSINE_POSITIONS
