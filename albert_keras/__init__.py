@@ -7,7 +7,7 @@ with `from_preset`, released weights included: `albert_keras.presets`), `AlbertT
 layers in `albert_keras.layers` and the optimizers in `albert_keras.optimizers`. Importing the
 package imports the model library only (layers, models, optimizers) and registers every class a
 `.keras` file can name, so saved models load without `custom_objects`. The jobs and tasks above
-it (`training`, `glue`, `squad`, `convert`, `demo`, `presets`, `serving`) are loaded on first use, as
+it (`training`, `distill`, `glue`, `squad`, `convert`, `demo`, `presets`, `serving`) are loaded on first use, as
 `albert_keras.training`.
 """
 
@@ -27,6 +27,7 @@ from albert_keras_cli import __version__
 _LAZY_SUBPACKAGES = (
     "convert",
     "demo",
+    "distill",
     "glue",
     "preprocessing",
     "presets",

@@ -1,5 +1,5 @@
-"""`albert-keras pretrain | finetune-glue | finetune-squad | convert | demo | export`: a thin shell
-over the jobs.
+"""`albert-keras pretrain | finetune-glue | finetune-squad | distill | convert | demo | export`: a thin
+shell over the jobs.
 
 Each subcommand has a module with `add_arguments(parser)` and `run(args) -> int`. Only the chosen
 subcommand's module is imported, and those here import no TensorFlow until `run`, so `--help`,
@@ -20,6 +20,7 @@ SUBCOMMANDS = {
     "pretrain": ("albert_keras_cli.pretrain", "Pretrain on TFRecord shards."),
     "finetune-glue": ("albert_keras_cli.finetune_glue", "Fine-tune and evaluate on a GLUE task."),
     "finetune-squad": ("albert_keras_cli.finetune_squad", "Fine-tune and evaluate on SQuAD."),
+    "distill": ("albert_keras_cli.distill", "Distil a pretrained ALBERT into a smaller student."),
     "convert": ("albert_keras_cli.convert", "Import or export checkpoints."),
     "demo": ("albert_keras.demo", "Run the whole chain on an embedded corpus."),
     "export": ("albert_keras_cli.export", "Export a classifier as a SavedModel over raw strings."),
