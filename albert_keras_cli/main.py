@@ -1,5 +1,5 @@
-"""`albert-keras pretrain | finetune-glue | finetune-squad | distill | convert | demo | export`: a thin
-shell over the jobs.
+"""`albert-keras pretrain | finetune-glue | finetune-squad | distill | convert | demo | export`:
+a thin shell over the jobs.
 
 Each subcommand has a module with `add_arguments(parser)` and `run(args) -> int`. Only the chosen
 subcommand's module is imported, and those here import no TensorFlow until `run`, so `--help`,
