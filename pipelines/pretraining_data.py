@@ -522,10 +522,9 @@ def _main_beam(args: argparse.Namespace, beam_args: list[str]) -> int:
         return 2
     if args.num_workers is not None:
         beam_args = [*beam_args, f"--num_workers={args.num_workers}"]
-    ignored = [f"--{name}" for name in ("task_index", "num_tasks") if getattr(args, name)]
-    if ignored:
+    if (args.task_index, args.num_tasks) != (0, 1):
         print(
-            f"pretraining_data: error: {', '.join(ignored)} do not apply with --runner "
+            "pretraining_data: error: --task_index/--num_tasks do not apply with --runner "
             "(Beam spreads the work)",
             file=sys.stderr,
         )
