@@ -300,9 +300,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--input_format", choices=INPUT_FORMATS, default="text")
     parser.add_argument(
         "--input_sentence_size",
+        "--max_sentences",
         type=int,
         default=DEFAULT_INPUT_SENTENCE_SIZE,
-        help="train on a random sample of this many sentences (0: all)",
+        help="train on a seeded uniform sample of this many sentences (0: all), drawn by "
+        "reservoir sampling in one pass: memory holds the sample, whatever the corpus size",
     )
     parser.add_argument("--seed", type=int, default=12345)
     parser.add_argument("--character_coverage", type=float, default=0.99995)
