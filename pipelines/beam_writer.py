@@ -154,9 +154,7 @@ def write_pretraining_data_beam(
             | "Merge read stats" >> beam.CombineGlobally(_merge_read_stats)
         )
         file_list = (
-            measured
-            | "Paths" >> beam.Map(lambda m: m[0])
-            | "All paths" >> beam.combiners.ToList()
+            measured | "Paths" >> beam.Map(lambda m: m[0]) | "All paths" >> beam.combiners.ToList()
         )
         groups = (
             measured
@@ -225,9 +223,7 @@ def _matches_a_file(pattern: str) -> bool:
         return bool(result.metadata_list)
     if os.path.isfile(pattern):
         return True
-    return any(
-        os.path.isfile(p) for p in glob.iglob(os.path.expanduser(pattern), recursive=True)
-    )
+    return any(os.path.isfile(p) for p in glob.iglob(os.path.expanduser(pattern), recursive=True))
 
 
 def _encoder(model_bytes: bytes, lower_case: bool | None) -> SentencePieceEncoder:
