@@ -38,9 +38,9 @@ def run(arguments: list[str]) -> dict:
         command += ["--output_dir", output_dir, "--quiet"]
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         started = time.perf_counter()
-        process = subprocess.Popen(
-            command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
-        )
+        # Output to a file, not a pipe: Beam's workers log a lot, and a full pipe blocks them.
+        log = open(pathlib.Path(output_dir) / "log.txt", "w+b")  # noqa: SIM115
+        process = subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
         parent, peak = psutil.Process(process.pid), 0
         while process.poll() is None:
             try:
@@ -51,8 +51,11 @@ def run(arguments: list[str]) -> dict:
             time.sleep(0.05)
         wall = time.perf_counter() - started
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        log.seek(0)
+        output = log.read().decode(errors="replace")
+        log.close()
         if process.returncode:
-            error = process.stderr.read().decode()[-2000:]
+            error = output[-2000:]
             raise SystemExit(f"failed ({process.returncode}): {' '.join(command)}\n{error}")
         stats = json.loads((pathlib.Path(output_dir) / "stats.json").read_text())
         hashes = {

@@ -31,10 +31,10 @@ from collections.abc import Iterable, Iterator
 
 import numpy as np
 import sentencepiece as spm
-from sentencepiece import sentencepiece_model_pb2
 
 from pipelines.documents import INPUT_FORMATS, iter_file_documents, list_input_files
 from pipelines.read_stats import ReadStats
+from pipelines.sentencepiece_proto import sentencepiece_model_pb2
 
 # id -> piece, as in the release vocabulary (checked against it by the tests).
 SPECIAL_PIECES = {0: "<pad>", 1: "<unk>", 2: "[CLS]", 3: "[SEP]", 4: "[MASK]"}

@@ -9,10 +9,10 @@ import sys
 import numpy as np
 import pytest
 import sentencepiece as spm
-from sentencepiece import sentencepiece_model_pb2
 
 from pipelines import train_vocab as tv
 from pipelines.documents import iter_documents
+from pipelines.sentencepiece_proto import sentencepiece_model_pb2
 
 BOOK = "corpus/gutenberg/1342-0.txt"  # Pride and Prejudice: 7,160 sentences
 
