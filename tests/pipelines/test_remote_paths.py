@@ -65,8 +65,8 @@ def corpus(shared_data, tmp_path):
     folder = tmp_path / "corpus"
     folder.mkdir()
     book = (shared_data / "corpus/gutenberg/1661.txt").read_bytes()
-    (folder / "a.txt").write_bytes(book[:300_000])
-    (folder / "b.txt.gz").write_bytes(gzip.compress(book[300_000:]))
+    (folder / "a.txt").write_bytes(book[:100_000])
+    (folder / "b.txt.gz").write_bytes(gzip.compress(book[100_000:200_000]))
     return folder
 
 
@@ -74,7 +74,7 @@ def test_documents_read_through_beam_filesystems_are_the_local_ones(corpus):
     local_stats, remote_stats = ReadStats(), ReadStats()
     local = list(iter_documents(str(corpus / "*"), stats=local_stats))
     remote = list(iter_documents(f"{PREFIX}{corpus}/*", stats=remote_stats))
-    assert len(local) > 20 and remote == local
+    assert len(local) > 10 and remote == local
     assert remote_stats.bytes_read == local_stats.bytes_read and remote_stats.files_read == 2
 
 
@@ -98,7 +98,7 @@ def test_the_beam_pipeline_reads_and_writes_remote_paths(corpus, shared_data, tm
         **settings,
     )
     assert remote["files"] == [f"{PREFIX}{corpus}/a.txt", f"{PREFIX}{corpus}/b.txt.gz"]
-    assert remote["examples"] == local["examples"] > 300 and remote["counts"] == local["counts"]
+    assert remote["examples"] == local["examples"] > 200 and remote["counts"] == local["counts"]
     for name in local["shards"]:
         digests = [
             hashlib.sha256((tmp_path / folder / name).read_bytes()).hexdigest()
