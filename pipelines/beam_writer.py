@@ -36,6 +36,7 @@ from __future__ import annotations
 import glob
 import json
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -230,9 +231,12 @@ def _encoder(model_bytes: bytes, lower_case: bool | None) -> SentencePieceEncode
     """A `SentencePieceEncoder` of a model's bytes (workers get the bytes, not a path)."""
     folder = tempfile.mkdtemp(prefix="albert-keras-spm-")
     path = os.path.join(folder, "spm.model")
-    with open(path, "wb") as f:
-        f.write(model_bytes)
-    return SentencePieceEncoder(path, lower_case)
+    try:
+        with open(path, "wb") as f:
+            f.write(model_bytes)
+        return SentencePieceEncoder(path, lower_case)  # loaded now; the file is not needed after
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 class _MeasureFile(beam.DoFn):
