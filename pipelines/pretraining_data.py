@@ -22,6 +22,11 @@ How it runs (the official script keeps every instance in RAM; this streams):
   bytes as an uninterrupted run), and refuses shards made with other settings or inputs.
 - `stats.json` beside the shards: input read and skipped per file, examples, labels, masks,
   n-grams, lengths (the last under the reference statistics' names).
+- `--runner DirectRunner|DataflowRunner|...`: the same shards, byte for byte, from an Apache
+  Beam pipeline built from these functions (`pipelines.beam_writer`, docs/beam.md); the groups'
+  numbering lives in `pipelines.document_groups` for both.
+- `--sentence_objective none --packing full_sentences|doc_sentences`: RoBERTa's inputs
+  (`pipelines.sentence_packing`).
 """
 
 from __future__ import annotations
