@@ -30,15 +30,19 @@ passed in, so a batch and a seed give the same masks on every run and machine.
 
 import tensorflow as tf
 
-# The ALBERT SentencePiece ids (DESIGN.md): <pad>=0, <unk>=1, [CLS]=2, [SEP]=3, [MASK]=4.
-PAD_ID = 0
-CLS_ID = 2
-SEP_ID = 3
-MASK_ID = 4
-# Random replacements are drawn from [5, vocabulary_size): the official code draws from the whole
-# vocabulary, but a random [CLS]/[SEP]/<pad> inside a sentence would fake structure the model is
-# told to rely on, and <unk> teaches nothing.
-FIRST_NORMAL_ID = 5
+# ALBERT's ids (<pad>=0, <unk>=1, [CLS]=2, [SEP]=3, [MASK]=4; replacements from 5 on).
+from pipelines.special_tokens import CLS_ID, FIRST_NORMAL_ID, MASK_ID, PAD_ID, SEP_ID
+
+__all__ = [
+    "CLS_ID",
+    "FIRST_NORMAL_ID",
+    "MASK_ID",
+    "PAD_ID",
+    "SEP_ID",
+    "mask_whole_word_ngrams",
+    "remask_batch",
+    "restore_original_tokens",
+]
 
 
 def _gather_rows(values: tf.Tensor, index: tf.Tensor) -> tf.Tensor:

@@ -40,6 +40,7 @@ import sys
 import time
 from collections.abc import Iterable
 
+from pipelines import atomic_write
 from pipelines.document_groups import iter_groups
 from pipelines.documents import INPUT_FORMATS, iter_documents, list_input_files
 from pipelines.pretraining_examples import ExampleConfig
@@ -390,10 +391,7 @@ def _read_json(path: str) -> dict | None:
 
 
 def _write_json(path: str, value: dict) -> None:
-    temporary = f"{path}.tmp{os.getpid()}"
-    with open(temporary, "w") as f:
-        json.dump(value, f, indent=1)
-    os.replace(temporary, path)
+    atomic_write.write_json(path, value, indent=1)
 
 
 def _log(enabled: bool, message: str) -> None:

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from pipelines import record_format
 from pipelines.ngram_masking import mask_ngrams
 from pipelines.pretraining_stats import PretrainingStats
 from pipelines.record_writer import frame_records, serialize_examples
@@ -223,6 +224,7 @@ def _masked_records(config, encoder, tokens, batches, stats) -> Iterator[tuple[i
         "masked_lm_weights": masked.masked_lm_weights,
         "next_sentence_labels": pairs.label[:, None],
     }
+    record_format.check_feature_names(features)
     records = serialize_examples(features)
     real_lengths = packed.input_mask.sum(axis=1)
     masked_counts = masked.masked_lm_weights.sum(axis=1).astype(np.int64)

@@ -1,6 +1,6 @@
 """`read_pretraining_records`: pretraining TFRecords -> a `tf.data.Dataset` of feature batches.
 
-The records are the official google-research/albert ones (DESIGN.md); a batch is a dict with the
+The records are the official google-research/albert ones (`pipelines.record_format`); a batch is a dict with the
 same feature names, int64 cast to int32 (half the host memory and the transfer, and what TPUs
 take), ready for `AlbertPretrainer.fit`. The pipeline, in order: files (sharded per input
 pipeline, shuffled) -> parallel interleave -> example shuffle -> repeat -> batch -> one
@@ -13,17 +13,9 @@ import numpy as np
 import tensorflow as tf
 from google.protobuf.message import DecodeError
 
-from pipelines.dynamic_masking import CLS_ID, MASK_ID, PAD_ID, SEP_ID, remask_batch
-
-INT_FEATURES_PER_TOKEN = ("input_ids", "input_mask", "segment_ids", "token_boundary")
-INT_FEATURES_PER_PREDICTION = ("masked_lm_positions", "masked_lm_ids")
-
-
-def _feature_lengths(max_seq_length: int, max_predictions_per_seq: int) -> dict[str, int]:
-    lengths = dict.fromkeys(INT_FEATURES_PER_TOKEN, max_seq_length)
-    lengths.update(dict.fromkeys(INT_FEATURES_PER_PREDICTION, max_predictions_per_seq))
-    lengths.update(masked_lm_weights=max_predictions_per_seq, next_sentence_labels=1)
-    return lengths
+from pipelines import record_format
+from pipelines.dynamic_masking import remask_batch
+from pipelines.special_tokens import CLS_ID, MASK_ID, PAD_ID, SEP_ID
 
 
 def _list_files(file_pattern: str | Sequence[str]) -> list[str]:
@@ -80,7 +72,8 @@ def _check_record(file_name: str, record: bytes, lengths: dict[str, int]) -> Non
     for name, length in lengths.items():
         if name not in features:
             raise ValueError(f"{file_name}: record 0 has no feature {name!r}")
-        kind = "float_list" if name == "masked_lm_weights" else "int64_list"
+        feature = record_format.BY_NAME[name]
+        kind = "float_list" if feature.dtype == "float32" else "int64_list"
         if features[name].WhichOneof("kind") != kind:
             raise ValueError(
                 f"{file_name}: record 0: feature {name!r} is a "
@@ -88,8 +81,7 @@ def _check_record(file_name: str, record: bytes, lengths: dict[str, int]) -> Non
             )
         got = len(getattr(features[name], kind).value)
         if got != length:
-            what = "max_seq_length" if name in INT_FEATURES_PER_TOKEN else "max_predictions_per_seq"
-            flag = "" if name == "next_sentence_labels" else f" ({what}={length})"
+            flag = "" if feature.length == "one" else f" ({feature.length}={length})"
             raise ValueError(
                 f"{file_name}: record 0: feature {name!r} has {got} values, expected {length}{flag}"
             )
@@ -97,9 +89,7 @@ def _check_record(file_name: str, record: bytes, lengths: dict[str, int]) -> Non
 
 def _parse_batch(serialized: tf.Tensor, lengths: dict[str, int]) -> dict[str, tf.Tensor]:
     spec = {
-        name: tf.io.FixedLenFeature(
-            [length], tf.float32 if name == "masked_lm_weights" else tf.int64
-        )
+        name: tf.io.FixedLenFeature([length], tf.as_dtype(record_format.BY_NAME[name].dtype))
         for name, length in lengths.items()
     }
     features = tf.io.parse_example(serialized, spec)
@@ -170,7 +160,7 @@ def read_pretraining_records(
     if dynamic_masking and vocabulary_size is None:
         raise ValueError("dynamic_masking=True needs vocabulary_size (random replacements' range)")
     files = _list_files(file_pattern)
-    lengths = _feature_lengths(max_seq_length, max_predictions_per_seq)
+    lengths = record_format.feature_lengths(max_seq_length, max_predictions_per_seq)
     _check_first_records(files, lengths)
     keep_order = seed is not None or not shuffle
     if seed is None:

@@ -22,6 +22,8 @@ from itertools import chain
 
 import numpy as np
 
+from pipelines import atomic_write
+
 try:
     import google_crc32c
 except ImportError:  # pragma: no cover - the NumPy fallback below is tested directly
@@ -174,10 +176,7 @@ class ShardWriter:
 
 
 def _write_json(path: str, value: dict) -> None:
-    temporary = f"{path}.tmp"
-    with open(temporary, "w") as f:
-        json.dump(value, f)
-    os.replace(temporary, path)
+    atomic_write.write_json(path, value, indent=None)
 
 
 @functools.lru_cache(maxsize=1 << 16)

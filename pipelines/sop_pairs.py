@@ -4,7 +4,7 @@
 length (`max_seq_length - 3`, or with `short_seq_prob` a random one), sentences gathered into a
 chunk until it reaches the target, a random split point `a_end`, then `truncate_seq_pair`
 (the longer side loses a token from the front or the back at random). Where we differ, on
-purpose (DESIGN.md): with `sop` a negative is always the same two segments swapped, and a chunk
+purpose (docs/design.md): with `sop` a negative is always the same two segments swapped, and a chunk
 holding one sentence is split inside it at a random point (one token long: skipped, counted).
 
 A pair is kept as spans into the group's flat token array (every segment is a contiguous run of

@@ -1,32 +1,34 @@
 """`SentencePieceEncoder`: sentences -> SentencePiece ids, plus which ids start a word.
 
-Text is prepared as the official ALBERT `tokenization.preprocess_text` does (NFKD with combining
-marks dropped, then lower-cased for an uncased vocabulary) and encoded by SentencePiece's C++
+Text is prepared by `pipelines.text_normalization.preprocess_texts` (the official ALBERT
+`preprocess_text`: whitespace collapsed, ``` `` ``` and `''` to `"`, accents stripped, lower-cased
+for an uncased vocabulary) and encoded by SentencePiece's C++
 batch encoder in one call per group of sentences: per-token Python is what made the official
 script slow.
 """
 
 from __future__ import annotations
 
-import functools
 import os
 import re
-import unicodedata
 from collections.abc import Sequence
 from itertools import chain
 
 import numpy as np
 import sentencepiece as spm
 
-# ALBERT's special pieces (DESIGN.md): <pad>=0, <unk>=1, [CLS]=2, [SEP]=3, [MASK]=4.
-SPECIAL_PIECES = ("[CLS]", "[SEP]", "[MASK]")
+from pipelines import special_tokens
+from pipelines.special_tokens import CLS_ID, MASK_ID, SEP_ID
+from pipelines.text_normalization import preprocess_texts
+
+# The pieces a vocabulary must hold besides <pad> / <unk> (`pipelines.special_tokens`).
+SPECIAL_PIECES = tuple(special_tokens.SPECIAL_PIECES[i] for i in (CLS_ID, SEP_ID, MASK_ID))
 
 # The official `_is_start_piece_sp`: besides a piece that starts with "▁" (or "<"), a lone
 # punctuation piece and any piece with a character outside a-z and this set starts a word. We
 # keep the rule so our `token_boundary` (and so whole-word spans) match official records.
 _OFFICIAL_PUNCTUATION = frozenset('!"#$%&()*+,-./:;?@[\\]^_`{|}~')
 _ENGLISH_LETTERS = frozenset("abcdefghijklmnopqrstuvwxyz")
-_ASCII_BYTES = bytes(range(128))
 _PREPROCESS_SENTENCES = 512
 _ALLOWED_BYTES = "".join(sorted(_ENGLISH_LETTERS | _OFFICIAL_PUNCTUATION)).encode()
 
@@ -100,18 +102,7 @@ class SentencePieceEncoder:
 
     def preprocess(self, sentences: Sequence[str]) -> list[str]:
         """Normalizes sentences as the official `preprocess_text` (one pass over all of them)."""
-        # One joined string lets each step below run as a single C loop; it is split back at the
-        # line breaks, so a sentence must not hold one (the document reader never makes one).
-        if not sentences:
-            return []
-        text = "\n".join(sentences)
-        if text.count("\n") != max(len(sentences) - 1, 0):
-            text = "\n".join(s.replace("\n", " ") for s in sentences)
-        if not text.isascii():
-            text = _strip_accents(text)
-        if self.lower_case:
-            text = text.lower()
-        return text.split("\n")
+        return preprocess_texts(sentences, self.lower_case)
 
     def encode(self, sentences: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         """Encodes sentences into one flat id array and the length of each sentence.
@@ -156,25 +147,3 @@ def _starts_word(piece: str) -> bool:
     if piece.startswith(("\u2581", "<")) or piece in _OFFICIAL_PUNCTUATION:
         return True
     return not all(c.lower() in _ENGLISH_LETTERS or c in _OFFICIAL_PUNCTUATION for c in piece)
-
-
-def _strip_accents(text: str) -> str:
-    """NFKD, then combining marks dropped: the official `preprocess_text` without its per-char loop."""
-    # Only non-ASCII characters change: deleting every ASCII byte from the UTF-8 leaves just
-    # those (whole: their bytes are all >= 0x80), found by C loops even in English text.
-    raw = text.encode("utf-8", "surrogatepass").translate(None, _ASCII_BYTES)
-    for char in set(raw.decode("utf-8", "surrogatepass")):
-        # Per character, as whole-text NFKD followed by dropping the marks: NFKD decomposes each
-        # character alone, and its only cross-character step (reordering runs of combining
-        # marks) moves only marks, which are all dropped. A result is stable under the map, so
-        # the order of the replacements does not matter.
-        stripped = _strip_char(char)
-        if stripped != char:
-            text = text.replace(char, stripped)
-    return text
-
-
-@functools.lru_cache(maxsize=1 << 14)
-def _strip_char(char: str) -> str:
-    decomposed = unicodedata.normalize("NFKD", char)
-    return "".join(c for c in decomposed if not unicodedata.combining(c))

@@ -11,33 +11,31 @@ The trainer flags are those of the ALBERT release (its README's `spm_train` line
 symbols `( ) " - . – £ €`, nmt_nfkc normalization, character coverage 0.99995. So a model
 trained here and `../shared/data/vocab/30k-clean.reconstructed.model` are interchangeable.
 
-The text is prepared as the official `preprocess_text` prepares what it encodes (accents
-stripped; lower-cased with `--lower_case`, as ALBERT's uncased release) before SentencePiece sees
-it; the model's own normalizer stays nmt_nfkc, as the release's. `pipelines.tokenization` tells
+The text is prepared by `pipelines.text_normalization` as the official `preprocess_text`
+prepares what it encodes (whitespace collapsed, ``` `` ``` and `''` to `"`, accents stripped;
+lower-cased with `--lower_case`, as ALBERT's uncased release) before SentencePiece sees it; the model's own normalizer stays nmt_nfkc, as the release's. `pipelines.tokenization` tells
 an uncased vocabulary from its pieces, and the summary records `lower_case` too.
 """
 
 from __future__ import annotations
 
 import argparse
-import functools
 import itertools
-import json
 import os
 import sys
 import time
-import unicodedata
 from collections.abc import Iterable, Iterator
 
 import numpy as np
 import sentencepiece as spm
 
+from pipelines import atomic_write
 from pipelines.documents import INPUT_FORMATS, iter_file_documents, list_input_files
 from pipelines.read_stats import ReadStats
 from pipelines.sentencepiece_proto import sentencepiece_model_pb2
+from pipelines.special_tokens import SPECIAL_PIECES
+from pipelines.text_normalization import preprocess_texts
 
-# id -> piece, as in the release vocabulary (checked against it by the tests).
-SPECIAL_PIECES = {0: "<pad>", 1: "<unk>", 2: "[CLS]", 3: "[SEP]", 4: "[MASK]"}
 USER_DEFINED_SYMBOLS = ["(", ")", '"', "-", ".", "\u2013", "\u00a3", "\u20ac"]
 
 # The official `input_sentence_size`: larger inputs are sampled down to this many sentences.
@@ -100,44 +98,50 @@ def train_vocab(
     )
     output_dir = os.path.dirname(os.path.abspath(output_prefix))
     os.makedirs(output_dir, exist_ok=True)
-    temp_prefix = f"{output_prefix}.tmp-{os.getpid()}"
     sample, _ = sample_sentences(sentences, input_sentence_size, seed)
     if not sample:
         skipped = stats.to_dict()["skipped"]
         raise ValueError(f"no sentences to train on in {file_patterns!r} (skipped: {skipped})")
-    try:
-        spm.SentencePieceTrainer.train(
-            sentence_iterator=iter(sample),
-            model_prefix=temp_prefix,
-            model_type="unigram",
-            vocab_size=vocab_size,
-            character_coverage=character_coverage,
-            normalization_rule_name="nmt_nfkc",
-            pad_id=0,
-            unk_id=1,
-            bos_id=-1,
-            eos_id=-1,
-            control_symbols=[SPECIAL_PIECES[i] for i in (2, 3, 4)],
-            user_defined_symbols=USER_DEFINED_SYMBOLS,
-            input_sentence_size=0,  # sampled above
-            max_sentence_length=MAX_SENTENCE_BYTES,
-            hard_vocab_limit=hard_vocab_limit,
-            num_threads=num_threads,
-            minloglevel=0 if verbose else 2,
-        )
-    except RuntimeError as error:
-        _remove(f"{temp_prefix}.model", f"{temp_prefix}.vocab")
-        # Keep SentencePiece's message on one line, from its useful part on ("Vocabulary size
-        # too high (30000). Please set it to a value <= 26456.").
-        message = " ".join(str(error).split())
-        if "Vocabulary size too high" in message:
-            message = message[message.index("Vocabulary size too high") :]
-            message += " Or pass --allow_smaller_vocab (hard_vocab_limit=False)."
-        raise ValueError(f"SentencePiece could not train on {file_patterns!r}: {message}") from None
-    _set_model_prefix(f"{temp_prefix}.model", output_prefix)
-    special_ids = read_special_ids(f"{temp_prefix}.model")
-    os.replace(f"{temp_prefix}.model", f"{output_prefix}.model")
-    os.replace(f"{temp_prefix}.vocab", f"{output_prefix}.vocab")
+    # Both files under one temporary prefix (the temporary names keep their suffixes), renamed
+    # into place together once SentencePiece is done; removed if it fails.
+    model_path, vocab_path = f"{output_prefix}.model", f"{output_prefix}.vocab"
+    with (
+        atomic_write.atomic_path(model_path) as temporary_model,
+        atomic_write.atomic_path(vocab_path),
+    ):
+        temp_prefix = temporary_model.removesuffix(".model")
+        try:
+            spm.SentencePieceTrainer.train(
+                sentence_iterator=iter(sample),
+                model_prefix=temp_prefix,
+                model_type="unigram",
+                vocab_size=vocab_size,
+                character_coverage=character_coverage,
+                normalization_rule_name="nmt_nfkc",
+                pad_id=0,
+                unk_id=1,
+                bos_id=-1,
+                eos_id=-1,
+                control_symbols=[SPECIAL_PIECES[i] for i in (2, 3, 4)],
+                user_defined_symbols=USER_DEFINED_SYMBOLS,
+                input_sentence_size=0,  # sampled above
+                max_sentence_length=MAX_SENTENCE_BYTES,
+                hard_vocab_limit=hard_vocab_limit,
+                num_threads=num_threads,
+                minloglevel=0 if verbose else 2,
+            )
+        except RuntimeError as error:
+            # Keep SentencePiece's message on one line, from its useful part on ("Vocabulary size
+            # too high (30000). Please set it to a value <= 26456.").
+            message = " ".join(str(error).split())
+            if "Vocabulary size too high" in message:
+                message = message[message.index("Vocabulary size too high") :]
+                message += " Or pass --allow_smaller_vocab (hard_vocab_limit=False)."
+            raise ValueError(
+                f"SentencePiece could not train on {file_patterns!r}: {message}"
+            ) from None
+        _set_model_prefix(f"{temp_prefix}.model", output_prefix)
+        special_ids = read_special_ids(f"{temp_prefix}.model")
     summary = {
         "model": f"{output_prefix}.model",
         "vocab": f"{output_prefix}.vocab",
@@ -222,41 +226,12 @@ def _set_model_prefix(model_file: str, model_prefix: str) -> None:
         f.write(model.SerializeToString())
 
 
-def preprocess_sentences(sentences: list[str], lower_case: bool) -> list[str]:
-    """Prepares text as the official ALBERT `preprocess_text` (and `pipelines.tokenization`).
-
-    NFKD, combining marks dropped ("café" -> "cafe"), then lower-cased if asked: the vocabulary
-    must be trained on text prepared exactly as the text it will encode.
-
-    Example:
-    >>> preprocess_sentences(["Café Ÿes"], lower_case=True)
-    ['cafe yes']
-    """
-    # One joined string per call so each step is a single C loop (sentences hold no newline).
-    text = "\n".join(sentences)
-    if not text.isascii():
-        text = unicodedata.normalize("NFKD", text)
-        # str.replace per mark present beats a regex class or str.translate by 5-20x here.
-        for mark in _combining_marks().intersection(set(text)):
-            text = text.replace(mark, "")
-    if lower_case:
-        text = text.lower()
-    return text.split("\n")
-
-
-@functools.cache
-def _combining_marks() -> frozenset[str]:
-    return frozenset(
-        chr(code) for code in range(sys.maxunicode + 1) if unicodedata.combining(chr(code))
-    )
-
-
 def _iter_sentences(
     documents: Iterator[list[str]], lower_case: bool, counts: dict, verbose: bool
 ) -> Iterator[str]:
     next_report = time.monotonic() + 5
     for document in documents:
-        for sentence in preprocess_sentences(document, lower_case):
+        for sentence in preprocess_texts(document, lower_case):
             counts["sentences_read"] += 1
             # SentencePiece would drop it quietly; counting it here makes the loss visible.
             if len(sentence) * 4 > MAX_SENTENCE_BYTES and (
@@ -278,17 +253,7 @@ def _iter_all_documents(
 
 
 def _write_json_atomically(path: str, data: dict) -> None:
-    temp = f"{path}.tmp-{os.getpid()}"
-    with open(temp, "w", encoding="utf-8") as f:
-        json.dump(data, f, indent=1, ensure_ascii=False)
-        f.write("\n")
-    os.replace(temp, path)
-
-
-def _remove(*paths: str) -> None:
-    for path in paths:
-        if os.path.exists(path):
-            os.remove(path)
+    atomic_write.write_json(path, data, indent=1, ensure_ascii=False)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

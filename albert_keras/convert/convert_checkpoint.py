@@ -21,6 +21,7 @@ from albert_keras.convert.official_format import (
 )
 from albert_keras.convert.safe_tar import safe_extract_tar
 from albert_keras.convert.tf1_checkpoint import find_tf1_checkpoint, read_tf1_checkpoint
+from pipelines import atomic_write
 
 SOURCES = ("tf1", "hf", "keras-hub", "keras")
 TARGETS = ("hf", "keras-hub", "tf1")
@@ -69,9 +70,8 @@ def save_imported(imported: ImportedModel, output: str | pathlib.Path) -> list[p
     if output.suffix != ".keras":
         raise ValueError(f"--output {output}: the file name must end in .keras")
     output.parent.mkdir(parents=True, exist_ok=True)
-    partial = output.with_name(f".{output.stem}.partial.keras")
-    imported.pretrainer.save(partial)
-    partial.replace(output)
+    with atomic_write.atomic_path(output) as partial:
+        imported.pretrainer.save(partial)
     written = [output]
     if imported.sentencepiece is not None:
         written.append(
@@ -282,7 +282,5 @@ def _check_vocabulary_size(imported: ImportedModel) -> None:
 
 
 def _write_bytes(path: pathlib.Path, data: bytes) -> pathlib.Path:
-    partial = path.with_name(f".{path.name}.partial")
-    partial.write_bytes(data)
-    partial.replace(path)
+    atomic_write.write_bytes(path, data)
     return path

@@ -20,6 +20,7 @@ from albert_keras.convert.official_format import (
     check_official_weights,
     official_weight_shapes,
 )
+from pipelines import atomic_write
 
 WEIGHTS_NAME = "model.safetensors"
 INDEX_NAME = "model.safetensors.index.json"
@@ -183,10 +184,9 @@ def write_hf_folder(
             tensors[hf] = np.ascontiguousarray(array.T if transpose else array)
     directory = pathlib.Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
-    partial = directory / (WEIGHTS_NAME + ".partial")
-    # transformers refuses safetensors files without a "format" entry.
-    save_file(tensors, str(partial), metadata={"format": "pt"})
-    partial.replace(directory / WEIGHTS_NAME)
+    with atomic_write.atomic_path(directory / WEIGHTS_NAME) as partial:
+        # transformers refuses safetensors files without a "format" entry.
+        save_file(tensors, partial, metadata={"format": "pt"})
     hf_config = {key: config[key] for key in CONFIG_TO_BACKBONE}
     hf_config.update(
         architectures=["AlbertForPreTraining"],
@@ -203,9 +203,7 @@ def write_hf_folder(
         eos_token_id=3,
         tie_word_embeddings=True,
     )
-    config_partial = directory / "config.json.partial"
-    config_partial.write_text(json.dumps(hf_config, indent=2, sort_keys=True) + "\n")
-    config_partial.replace(directory / "config.json")
+    atomic_write.write_json(directory / "config.json", hf_config, sort_keys=True)
     return directory
 
 

@@ -17,6 +17,7 @@ import keras
 import keras_hub
 
 from albert_keras.convert.official_format import CheckpointError
+from pipelines import atomic_write
 
 TOKENIZER_ASSET = pathlib.Path("assets") / "tokenizer" / "vocabulary.spm"
 
@@ -79,9 +80,8 @@ def write_keras_hub(
     kh_backbone = backbone_to_keras_hub(backbone)
     path = pathlib.Path(path)
     if path.suffix == ".keras":
-        partial = path.with_name(f".{path.stem}.partial.keras")
-        kh_backbone.save(partial)
-        partial.replace(path)
+        with atomic_write.atomic_path(path) as partial:
+            kh_backbone.save(partial)
         return path
     path.parent.mkdir(parents=True, exist_ok=True)
     # Written into a temporary sibling folder, then moved in: a failure leaves no half preset.

@@ -14,6 +14,7 @@ from albert_keras.convert.official_format import (
     check_official_weights,
     is_bookkeeping,
 )
+from pipelines import atomic_write
 
 CONFIG_NAME = "albert_config.json"
 
@@ -129,6 +130,4 @@ def write_tf1_checkpoint(
 
 
 def _write_json(path: pathlib.Path, data: dict) -> None:
-    partial = path.with_name(path.name + ".partial")
-    partial.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
-    partial.replace(path)
+    atomic_write.write_json(path, data, sort_keys=True)

@@ -6,7 +6,8 @@ import os
 
 import keras_hub
 import tensorflow as tf
-import tensorflow_text as tf_text
+
+from pipelines.text_normalization import preprocess_text_tensor
 
 
 class GlueEncoder:
@@ -14,7 +15,8 @@ class GlueEncoder:
 
     Three steps, as the official `classifier_utils.convert_single_example`:
     1. the official `tokenization.preprocess_text(lower=True)`: collapse whitespace, ``` `` ```
-       and `''` to `"`, NFKD, drop combining marks (accents), lower-case;
+       and `''` to `"`, NFKD, drop combining marks (accents), lower-case
+       (`pipelines.text_normalization`, in TensorFlow ops);
     2. SentencePiece ids with the model's `.model` proto (`keras_hub.tokenizers.AlbertTokenizer`);
     3. `keras_hub.layers.MultiSegmentPacker` with `truncate="round_robin"`: `[CLS] a [SEP]`
        (segment 0) `b [SEP]` (segment 1), padded with `<pad>` to `sequence_length`. Round-robin
@@ -76,14 +78,7 @@ class GlueEncoder:
 
     def normalize(self, text: tf.Tensor) -> tf.Tensor:
         """The official `preprocess_text(remove_space=True, lower=True)`, in TensorFlow ops."""
-        # \p{Z} adds the Unicode spaces (no-break, thin...) that Python's str.split() also splits on.
-        text = tf.strings.strip(tf.strings.regex_replace(text, r"[\s\p{Z}]+", " "))
-        text = tf.strings.regex_replace(text, "``|''", '"')
-        text = tf_text.normalize_utf8(text, "NFKD")
-        text = tf.strings.regex_replace(text, r"\p{Mn}", "")  # combining marks: accents
-        if self.lowercase:
-            text = tf.strings.lower(text, encoding="utf-8")
-        return text
+        return preprocess_text_tensor(text, lower_case=self.lowercase)
 
     def tokenize(self, text: tf.Tensor) -> tf.RaggedTensor:
         """A batch of strings -> ragged SentencePiece ids (in a graph; called eagerly, keras-hub

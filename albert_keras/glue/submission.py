@@ -9,6 +9,7 @@ import numpy as np
 
 from albert_keras.glue.glue_task import GlueTask
 from albert_keras.glue.glue_tasks import get_glue_task
+from pipelines import atomic_write
 
 
 def write_submission(
@@ -48,7 +49,5 @@ def write_submission(
     path.parent.mkdir(parents=True, exist_ok=True)
     lines = ["index\tprediction"]
     lines += [f"{i}\t{label}" for i, label in zip(index, task.submission_labels(predictions))]
-    temporary = path.with_name(path.name + ".tmp")
-    temporary.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    os.replace(temporary, path)
+    atomic_write.write_text(path, "\n".join(lines) + "\n")
     return path

@@ -15,7 +15,7 @@ class AlbertBackbone(keras.Model):
     Inputs are a dict of int32 (batch, time) tensors with keras-hub's names: `token_ids`,
     `segment_ids` and `padding_mask` (1 at real tokens). Outputs are a dict:
     `sequence_output` (batch, time, H) and `pooled_output` (batch, H), a tanh Dense on the first
-    token ([CLS]). Numerics follow the official TF1 code (see DESIGN.md); with `sharing="all"`
+    token ([CLS]). Numerics follow the official TF1 code (see docs/design.md); with `sharing="all"`
     the outputs equal `keras_hub.models.AlbertBackbone`'s given the same weights.
 
     Args:

@@ -2,7 +2,6 @@
 
 import keras
 from keras import ops
-from keras.src.losses.loss import scale_loss_for_distribution
 
 from albert_keras.layers.activations import gelu_approximate
 from albert_keras.layers.factorized_embedding import albert_initializer
@@ -16,7 +15,7 @@ SENTENCE_OBJECTIVES = ("sop", "nsp", None)
 class AlbertPretrainer(keras.Model):
     """ALBERT's pretraining model: the backbone, an MLM head and a sentence head.
 
-    It takes ONE dict per batch with the TFRecord feature names of DESIGN.md (`input_ids`,
+    It takes ONE dict per batch with the TFRecord feature names of docs/design.md (`input_ids`,
     `input_mask`, `segment_ids`, `masked_lm_positions`, `masked_lm_ids`, `masked_lm_weights`,
     `next_sentence_labels`; any other key, e.g. `token_boundary`, is ignored; int64 is fine), so
     `pretrainer.fit(dataset_of_dicts)` needs no `y`: the labels are read from the batch in
@@ -159,10 +158,7 @@ class AlbertPretrainer(keras.Model):
             loss = loss + ops.mean(per_example)
         for extra in self.losses:  # regularizers, add_loss()
             loss = loss + ops.sum(ops.cast(extra, "float32"))
-        # Under tf.distribute, gradients are summed over replicas, so Keras divides its own
-        # losses by the replica count; a custom compute_loss must do the same (Keras's helper;
-        # a no-op on one device and on the other backends).
-        return scale_loss_for_distribution(loss)
+        return _scale_loss_for_replicas(loss)
 
     def compute_metrics(self, x, y, y_pred, sample_weight=None):
         # A hit is the label's logit being its row's maximum: one reduction over the
@@ -208,3 +204,20 @@ class AlbertPretrainer(keras.Model):
         config = dict(config)
         config["backbone"] = keras.saving.deserialize_keras_object(config["backbone"])
         return cls(**config)
+
+
+def _scale_loss_for_replicas(loss):
+    """`loss / replicas` under a TensorFlow distribution strategy, else `loss` unchanged.
+
+    Under `tf.distribute` the replicas' gradients are summed, so Keras divides its own losses
+    by the replica count; a custom `compute_loss` must do the same. (Keras's helper for this is
+    not public API; JAX and one device need nothing.)
+    """
+    if keras.backend.backend() != "tensorflow":
+        return loss
+    import tensorflow as tf
+
+    replicas = tf.distribute.get_strategy().num_replicas_in_sync
+    if replicas == 1:
+        return loss
+    return loss * ops.cast(1.0 / replicas, loss.dtype)

@@ -2,20 +2,18 @@
 
 import keras
 
+from albert_keras.optimizers import AdamWeightDecay
+
 
 def default_optimizer(learning_rate: float) -> keras.optimizers.Optimizer:
     """The official `AdamWeightDecayOptimizer`, as BERT and ALBERT fine-tune: Adam without bias
     correction, weight decay 0.01 added to the update (none on biases or LayerNorm weights),
-    epsilon 1e-6, gradients clipped to global norm 1.0 (`training.AdamWeightDecay`).
+    epsilon 1e-6, gradients clipped to global norm 1.0 (`albert_keras.optimizers.AdamWeightDecay`).
 
     Example:
     >>> default_optimizer(1e-4).weight_decay
     0.01
     """
-    # Imported here: the optimizers live in `training` (beside LAMB, which they share code
-    # with), and `training` imports `models`; a model only needs one once `compile()` runs.
-    from albert_keras.training.adam_weight_decay import AdamWeightDecay
-
     return AdamWeightDecay(learning_rate=learning_rate)
 
 

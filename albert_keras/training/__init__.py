@@ -1,10 +1,11 @@
-"""Training: the paper's LAMB, the official fine-tuning AdamWeightDecay, the learning-rate
-schedule, strategies, and the pretraining job."""
+"""Training jobs above the model library: strategies, the pretraining job, GLUE fine-tuning.
 
-from albert_keras.training.adam_weight_decay import AdamWeightDecay
-from albert_keras.training.lamb import Lamb
+The optimizers and schedules live in `albert_keras.optimizers`; their names are re-exported here
+for old imports.
+"""
+
+from albert_keras.optimizers import AdamWeightDecay, Lamb, WarmupLinearDecay
 from albert_keras.training.pretrain_job import pretrain
 from albert_keras.training.strategy import get_strategy
-from albert_keras.training.warmup_linear_decay import WarmupLinearDecay
 
 __all__ = ["AdamWeightDecay", "Lamb", "WarmupLinearDecay", "get_strategy", "pretrain"]

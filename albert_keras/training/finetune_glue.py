@@ -14,8 +14,6 @@ Outputs in `--output_dir`: `model.keras` (the best fine-tuned `AlbertClassifier`
 
 from __future__ import annotations
 
-import argparse
-import json
 import math
 import os
 import pathlib
@@ -31,87 +29,13 @@ from albert_keras.glue.glue_encoder import GlueEncoder
 from albert_keras.glue.glue_evaluation import GlueEvaluation
 from albert_keras.glue.glue_metrics import glue_metrics
 from albert_keras.glue.glue_task import GlueTask
-from albert_keras.glue.glue_tasks import GLUE_TASKS, get_glue_task
+from albert_keras.glue.glue_tasks import get_glue_task
 from albert_keras.glue.submission import write_submission
 from albert_keras.glue.tfds_reader import read_glue_tfds
 from albert_keras.glue.tsv_reader import read_glue_tsv
 from albert_keras.models import AlbertBackbone, AlbertClassifier
-from albert_keras.training.adam_weight_decay import AdamWeightDecay
-from albert_keras.training.warmup_linear_decay import WarmupLinearDecay
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    trainable = [name for name, task in GLUE_TASKS.items() if task.trainable]
-    parser.add_argument(
-        "--task", required=True, help=f"one of {', '.join(trainable)} (MNLI also predicts AX)"
-    )
-    parser.add_argument("--glue_dir", help="GLUE's download: GLUE_DIR/SST-2/train.tsv, ...")
-    parser.add_argument(
-        "--model",
-        required=True,
-        help="a saved AlbertBackbone, AlbertPretrainer "
-        "or AlbertClassifier (.keras); its backbone is fine-tuned",
-    )
-    parser.add_argument("--output_dir", required=True)
-    parser.add_argument(
-        "--spm_model",
-        help="SentencePiece .model (default: spm.model or the only *.model beside --model)",
-    )
-    parser.add_argument(
-        "--source",
-        choices=("tsv", "tfds"),
-        default="tsv",
-        help="tsv: --glue_dir; tfds: tensorflow_datasets glue/* (network)",
-    )
-    parser.add_argument("--max_steps", type=int, help="default: the official steps for the task")
-    parser.add_argument("--batch_size", type=int)
-    parser.add_argument("--max_seq_length", type=int)
-    parser.add_argument("--learning_rate", type=float)
-    parser.add_argument("--warmup_steps", type=int, help="default: the official warmup fraction")
-    parser.add_argument("--eval_every", type=int, help="steps between dev evaluations")
-    parser.add_argument(
-        "--patience",
-        type=int,
-        default=5,
-        help="stop after this many evaluations without improvement (0: never)",
-    )
-    parser.add_argument("--seed", type=int, default=12345)
-    parser.add_argument(
-        "--jit_compile",
-        choices=("auto", "true", "false"),
-        default="auto",
-        help="XLA: auto is Keras's choice (on for GPU / TPU); true also pays on CPU for long "
-        "runs and for predicting (benchmarks/README.md), after a compile of ~10 s",
-    )
-
-
-def run(args: argparse.Namespace) -> int:
-    if args.source == "tsv" and not args.glue_dir:
-        raise ValueError("--glue_dir is required with --source tsv")
-    summary = finetune_glue(
-        args.task,
-        args.glue_dir,
-        args.model,
-        args.output_dir,
-        spm_model=args.spm_model,
-        source=args.source,
-        max_steps=args.max_steps,
-        batch_size=args.batch_size,
-        max_seq_length=args.max_seq_length,
-        learning_rate=args.learning_rate,
-        warmup_steps=args.warmup_steps,
-        eval_every=args.eval_every,
-        patience=args.patience,
-        seed=args.seed,
-        jit_compile={"auto": "auto", "true": True, "false": False}[args.jit_compile],
-        verbose="auto",
-    )
-    scores = ", ".join(f"{k} {v:.4f}" for k, v in summary["metrics"].items())
-    print(
-        f"{summary['task']} {summary['split']} ({summary['num_examples']} examples): {scores}"
-        f" -> {args.output_dir}"
-    )
-    return 0
+from albert_keras.optimizers import AdamWeightDecay, WarmupLinearDecay
+from pipelines import atomic_write
 
 
 def finetune_glue(
@@ -425,9 +349,8 @@ def _check_compatible(backbone, encoder: GlueEncoder, max_seq_length: int, spm_p
 
 def _save_model(model: keras.Model, path: pathlib.Path) -> None:
     """Saves under a temporary name, then renames: `path` is never half-written."""
-    temporary = path.with_name(path.stem + ".tmp.keras")
-    model.save(temporary)
-    os.replace(temporary, path)
+    with atomic_write.atomic_path(path) as temporary:
+        model.save(temporary)
 
 
 def _finite(value: float) -> float:
@@ -435,9 +358,7 @@ def _finite(value: float) -> float:
 
 
 def _write_json(path: pathlib.Path, data: dict) -> None:
-    temporary = path.with_name(path.name + ".tmp")
-    temporary.write_text(json.dumps(_json_safe(data), indent=2, allow_nan=False) + "\n")
-    os.replace(temporary, path)
+    atomic_write.write_json(path, _json_safe(data), allow_nan=False)
 
 
 def _json_safe(value):

@@ -11,106 +11,23 @@ with a `StepCheckpoint` of the whole training state, and the batches come from
 same command ends with the same weights as a run never stopped.
 """
 
-import argparse
 import importlib.util
-import json
 import math
 import os
-import shutil
 import time
 
 import keras
 
 from albert_keras.models import AlbertBackbone, AlbertPretrainer
+from albert_keras.optimizers import Lamb, WarmupLinearDecay
 from albert_keras.training import strategy as strategies
-from albert_keras.training.lamb import Lamb
 from albert_keras.training.pretraining_stream import count_records, pretraining_stream
-from albert_keras.training.step_checkpoint import StepCheckpoint, atomic_write
-from albert_keras.training.warmup_linear_decay import WarmupLinearDecay
-from pipelines import read_pretraining_records
+from albert_keras.training.step_checkpoint import StepCheckpoint
+from pipelines import atomic_write, read_pretraining_records, record_format
 
 # The official run: 3,125 warmup steps of 125,000.
 OFFICIAL_WARMUP_FRACTION = 3125 / 125_000
 CHECKPOINT_DIR = "checkpoints"
-REQUIRED_FEATURES = (
-    "input_ids",
-    "input_mask",
-    "segment_ids",
-    "masked_lm_positions",
-    "masked_lm_ids",
-    "masked_lm_weights",
-    "next_sentence_labels",
-)
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The `albert-keras pretrain` flags."""
-    parser.add_argument("--records", required=True, help="glob of training TFRecord shards")
-    parser.add_argument("--output_dir", required=True)
-    parser.add_argument("--preset", default="albert_base", help="an AlbertBackbone preset")
-    parser.add_argument(
-        "--config",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="override a preset argument, e.g. --config num_layers=2 (repeatable)",
-    )
-    parser.add_argument("--sentence_objective", default="sop", choices=["sop", "nsp", "none"])
-    parser.add_argument("--batch_size", type=int, default=32, help="global batch size")
-    parser.add_argument("--max_steps", type=int, default=10_000)
-    parser.add_argument("--learning_rate", type=float, default=0.00176, help="peak (LAMB)")
-    parser.add_argument(
-        "--warmup_steps", type=int, default=None, help="default: 2.5%% of max_steps (official)"
-    )
-    parser.add_argument("--max_seq_length", type=int, default=None, help="default: the records'")
-    parser.add_argument(
-        "--max_predictions_per_seq", type=int, default=None, help="default: the records'"
-    )
-    parser.add_argument("--dynamic_masking", action="store_true", help="re-mask every batch")
-    parser.add_argument("--eval_records", default=None, help="glob of held-out TFRecord shards")
-    parser.add_argument(
-        "--eval_steps", type=int, default=100, help="at most this many batches; 0: all"
-    )
-    parser.add_argument("--checkpoint_every", type=int, default=1000, help="steps")
-    parser.add_argument("--strategy", default="auto", choices=strategies.STRATEGIES)
-    parser.add_argument("--mixed_precision", default="auto", choices=strategies.PRECISIONS)
-    parser.add_argument("--jit_compile", default="auto", choices=["auto", "true", "false"])
-    parser.add_argument("--steps_per_execution", type=int, default=1)
-    parser.add_argument("--spm_model", default=None, help="copied beside the model")
-    parser.add_argument("--seed", type=int, default=12345)
-
-
-def run(args: argparse.Namespace) -> int:
-    """Runs `pretrain` with the parsed flags; prints where the outputs are."""
-    summary = pretrain(
-        records=args.records,
-        output_dir=args.output_dir,
-        preset=args.preset,
-        config=parse_overrides(args.config),
-        sentence_objective=None if args.sentence_objective == "none" else args.sentence_objective,
-        batch_size=args.batch_size,
-        max_steps=args.max_steps,
-        learning_rate=args.learning_rate,
-        warmup_steps=args.warmup_steps,
-        max_seq_length=args.max_seq_length,
-        max_predictions_per_seq=args.max_predictions_per_seq,
-        dynamic_masking=args.dynamic_masking,
-        eval_records=args.eval_records,
-        eval_steps=args.eval_steps,
-        checkpoint_every=args.checkpoint_every,
-        strategy=args.strategy,
-        mixed_precision=args.mixed_precision,
-        jit_compile=args.jit_compile,
-        steps_per_execution=args.steps_per_execution,
-        spm_model=args.spm_model,
-        seed=args.seed,
-    )
-    final = summary["eval"] or summary["train"]
-    print(
-        f"pretrained {summary['steps']['total']} steps -> {args.output_dir}: "
-        + ", ".join(f"{k} {v:.4f}" for k, v in final.items())
-    )
-    return 0
 
 
 def pretrain(
@@ -141,7 +58,7 @@ def pretrain(
     """Pretrains an `AlbertPretrainer` on TFRecords; returns (and writes) the run's summary.
 
     Args:
-        records: str. Glob of training shards (DESIGN.md's features); `gs://` works.
+        records: str. Glob of training shards (`pipelines.record_format`, docs/design.md); `gs://` works.
         output_dir: str. A local directory; gets `model.keras`, `backbone.keras`,
             `summary.json`, `checkpoints/`, `logs/` (TensorBoard) and the SentencePiece model if
             `spm_model` is given. Running again with the same arguments resumes from
@@ -283,7 +200,7 @@ def pretrain(
     _save_keras(pretrainer, os.path.join(output_dir, "model.keras"))
     _save_keras(pretrainer.backbone, os.path.join(output_dir, "backbone.keras"))
     if spm_model:
-        _atomic_copy(spm_model, os.path.join(output_dir, os.path.basename(spm_model)))
+        atomic_write.copy_file(spm_model, os.path.join(output_dir, os.path.basename(spm_model)))
     steps_run = max_steps - initial_step
     summary = {
         "config": {
@@ -305,22 +222,8 @@ def pretrain(
         "eval_examples": eval_steps * batch_size if eval_files else 0,
         "timings": timer.summary(steps_run, batch_size * seq_length, time.perf_counter() - started),
     }
-    atomic_write(os.path.join(output_dir, "summary.json"), json.dumps(summary, indent=2))
+    atomic_write.write_json(os.path.join(output_dir, "summary.json"), summary)
     return summary
-
-
-def parse_overrides(items: list[str]) -> dict:
-    """`["num_layers=2", "sharing=none"]` -> `{"num_layers": 2, "sharing": "none"}`."""
-    overrides = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise ValueError(f"--config {item!r} is not KEY=VALUE")
-        try:
-            overrides[key] = json.loads(value)
-        except json.JSONDecodeError:
-            overrides[key] = value  # a bare string such as sharing=none
-    return overrides
 
 
 # === Training ===
@@ -462,7 +365,7 @@ def _record_shapes(path, max_seq_length=None, max_predictions_per_seq=None) -> t
         features = tf.train.Example.FromString(first.numpy()).features.feature
     except DecodeError as error:
         raise ValueError(f"{path}: record 0 is not a tf.train.Example ({error})") from None
-    missing = [name for name in REQUIRED_FEATURES if name not in features]
+    missing = [name for name in record_format.TRAINING_FEATURES if name not in features]
     if missing:
         raise ValueError(f"{path}: record 0 lacks feature(s) {', '.join(missing)}")
     seq_length = len(features["input_ids"].int64_list.value)
@@ -504,12 +407,5 @@ def _backbone_config(preset: str, overrides: dict, spm_model: str | None, seq_le
 
 
 def _save_keras(model, path):
-    temporary = os.path.join(os.path.dirname(path), f".tmp-{os.path.basename(path)}")
-    model.save(temporary)
-    os.replace(temporary, path)
-
-
-def _atomic_copy(source, destination):
-    temporary = destination + ".tmp"
-    shutil.copyfile(source, temporary)
-    os.replace(temporary, destination)
+    with atomic_write.atomic_path(path) as temporary:
+        model.save(temporary)

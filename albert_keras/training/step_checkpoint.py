@@ -7,6 +7,8 @@ import os
 import keras
 import numpy as np
 
+from pipelines import atomic_write
+
 STATE_FILE = "checkpoint.json"
 
 
@@ -92,12 +94,11 @@ class StepCheckpoint(keras.callbacks.Callback):
             f"v{i}": keras.ops.convert_to_numpy(v)
             for i, v in enumerate(_state_variables(self.model))
         }
-        temporary = os.path.join(self.directory, f".{name}.tmp")
-        with open(temporary, "wb") as f:
+        path = os.path.join(self.directory, name)
+        with atomic_write.atomic_path(path) as temporary, open(temporary, "wb") as f:
             np.savez(f, **values)
             f.flush()
             os.fsync(f.fileno())
-        os.replace(temporary, os.path.join(self.directory, name))
         self.history.append({"step": step, **{k: float(v) for k, v in (logs or {}).items()}})
         state = {
             "step": step,
@@ -105,7 +106,7 @@ class StepCheckpoint(keras.callbacks.Callback):
             "run_config": self.run_config,
             "history": self.history,
         }
-        atomic_write(self.state_path, json.dumps(state, indent=2))
+        atomic_write.write_json(self.state_path, state, fsync=True)
         for old in os.listdir(self.directory):
             if old.startswith("ckpt-") and old != name:
                 os.remove(os.path.join(self.directory, old))
@@ -113,13 +114,3 @@ class StepCheckpoint(keras.callbacks.Callback):
 
 def _state_variables(model: keras.Model) -> list:
     return list(model.variables) + list(model.optimizer.variables)
-
-
-def atomic_write(path: str, text: str) -> None:
-    """Writes `text` to `path` through a temporary file, so readers see old or new, never half."""
-    temporary = path + ".tmp"
-    with open(temporary, "w") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(temporary, path)

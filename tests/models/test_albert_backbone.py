@@ -6,7 +6,7 @@ from model_inputs import make_backbone_inputs
 
 import albert_keras as ak
 
-ALBERT_PARAMS = {  # the official configs' counts (DESIGN.md; equal to keras-hub's presets)
+ALBERT_PARAMS = {  # the official configs' counts (docs/design.md; equal to keras-hub's presets)
     "albert_base": 11_683_584,
     "albert_large": 17_683_968,
     "albert_xlarge": 58_724_864,

@@ -4,8 +4,10 @@ import json
 
 import numpy as np
 import pytest
+import sentencepiece as spm
 import tensorflow as tf
 
+from pipelines import ngram_masking
 from pipelines.dynamic_masking import (
     _ngram_lengths,
     mask_whole_word_ngrams,
@@ -154,7 +156,6 @@ def test_ngram_mix_of_chosen_spans(batch):
 
 
 def test_matches_the_writers_numpy_masking_statistics(batch):
-    ngram_masking = pytest.importorskip("pipelines.ngram_masking")
     ids, input_mask, boundary, out = batch
     theirs = ngram_masking.mask_ngrams(
         ids,
@@ -240,7 +241,6 @@ def test_rows_without_words_and_bad_vocabulary():
 
 def test_real_book_matches_the_official_statistics(shared_data):
     """Pride and Prejudice with the release vocabulary: masks as the official script's output."""
-    spm = pytest.importorskip("sentencepiece")
     model = spm.SentencePieceProcessor(
         model_file=str(shared_data / "vocab" / "30k-clean.reconstructed.model")
     )

@@ -19,7 +19,7 @@ from pipelines.tokenization import SentencePieceEncoder
 SPM = "vocab/30k-clean.reconstructed.model"
 BOOK = "corpus/gutenberg/1342-0.txt"  # Pride and Prejudice, 0.7 MB
 CLS, SEP, MASK = 2, 3, 4
-FEATURES = {  # DESIGN.md's table: name -> (dtype, length at seq 128 / 20 predictions)
+FEATURES = {  # docs/design.md's table: name -> (dtype, length at seq 128 / 20 predictions)
     "input_ids": ("int64", 128),
     "input_mask": ("int64", 128),
     "segment_ids": ("int64", 128),
@@ -446,12 +446,14 @@ def test_encoder_gives_the_release_ids_and_official_word_starts(shared_data):
 
 
 def test_preprocess_matches_the_official_preprocess_text(shared_data):
-    """Per-character accent stripping equals whole-text NFKD + dropping marks + lower-casing,
-    on text mixing precomposed letters, loose and stacked marks, ligatures, Hangul, final sigma."""
+    """Per-character accent stripping of joined text equals the official per-text rule
+    (whitespace collapsed, `` and '' to ", NFKD, marks dropped, lower-cased), on text mixing
+    precomposed letters, loose and stacked marks, ligatures, Hangul, final sigma, quotes."""
     import random
     import unicodedata
 
     def official(text):
+        text = " ".join(text.strip().split()).replace("``", '"').replace("''", '"')
         text = unicodedata.normalize("NFKD", text)
         return "".join(c for c in text if not unicodedata.combining(c)).lower()
 

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+import albert_keras
 from pipelines.record_reader import read_pretraining_records
 
 CLS, SEP, MASK, VOCAB = 2, 3, 4, 100
@@ -169,7 +170,6 @@ def test_dynamic_masking_remasks_every_epoch_and_keeps_the_text(records):
 
 @pytest.mark.slow  # ~10 s of Keras start-up for a contract the pretrainer's tests also hold
 def test_pretrainer_fits_on_the_dataset(records, tiny_config):
-    albert_keras = pytest.importorskip("albert_keras")
     pattern, _ = records
     backbone = albert_keras.AlbertBackbone(**tiny_config)
     pretrainer = albert_keras.AlbertPretrainer(backbone, sentence_objective="sop")

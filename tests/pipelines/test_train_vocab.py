@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 import sentencepiece as spm
 
+from pipelines import tokenization
 from pipelines import train_vocab as tv
 from pipelines.documents import iter_documents
 from pipelines.sentencepiece_proto import sentencepiece_model_pb2
@@ -233,7 +234,6 @@ def test_bad_arguments(tmp_path):
 
 def test_text_is_prepared_as_the_encoder_prepares_it(shared_data):
     # A vocabulary trained on text prepared otherwise than the text it encodes wastes pieces.
-    tokenization = pytest.importorskip("pipelines.tokenization")
     sentences = [
         sentence
         for document in iter_documents(str(shared_data / "corpus/gutenberg/2600-0.txt"))
@@ -245,6 +245,6 @@ def test_text_is_prepared_as_the_encoder_prepares_it(shared_data):
         encoder = tokenization.SentencePieceEncoder(
             _release_model(shared_data), lower_case=lower_case
         )
-        ours = tv.preprocess_sentences(sentences, lower_case)
+        ours = tv.preprocess_texts(sentences, lower_case)
         assert ours == encoder.preprocess(sentences)
         assert not any("é" in s for s in ours) and any("“" in s for s in ours)

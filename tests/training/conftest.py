@@ -11,7 +11,7 @@ CLS, SEP, MASK, FIRST_ID = 2, 3, 4, 5
 
 
 def write_synthetic_records(path, num_examples, seed):
-    """Writes DESIGN.md's features for a copying task: segment A repeats one id from the low
+    """Writes the record format's features (docs/design.md) for a copying task: segment A repeats one id from the low
     half of the vocabulary and segment B one from the high half, so a masked id is the one its
     segment repeats (MLM) and a swapped pair shows as high ids first (SOP label 1). Learnable
     from the rule, not only by heart: held-out records score as well as training ones."""

@@ -15,7 +15,7 @@ from conftest import SEQ_LENGTH, write_synthetic_records
 import albert_keras as ak
 from albert_keras.cli import main
 from albert_keras.training import pretrain
-from albert_keras.training.pretrain_job import parse_overrides
+from albert_keras_cli.config_flags import parse_config_flags as parse_overrides
 
 # A model LAMB trains fast on the synthetic records: E == H (no projection), one layer.
 FAST = {"num_layers": 1, "embedding_dim": 32, "hidden_dim": 32, "intermediate_dim": 64}

@@ -15,13 +15,10 @@ import argparse
 import pathlib
 import tempfile
 
-from albert_keras.convert.convert_checkpoint import (
-    SOURCES,
-    TARGETS,
-    export_model,
-    import_checkpoint,
-    save_imported,
-)
+# `albert_keras.convert.convert_checkpoint`'s SOURCES and TARGETS (tests/cli checks they agree):
+# importing it here would load TensorFlow for `--help`.
+SOURCES = ("tf1", "hf", "keras-hub", "keras")
+TARGETS = ("hf", "keras-hub", "tf1")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -31,7 +28,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "path", help="folder, checkpoint prefix, file, or .tar.gz of a folder to convert"
     )
-    parser.add_argument("--config", help="albert_config.json / config.json if not beside PATH")
+    parser.add_argument("--config_file", help="albert_config.json / config.json if not beside PATH")
     parser.add_argument("--output", help="write an AlbertPretrainer here (a .keras file)")
     parser.add_argument(
         "--to",
@@ -53,7 +50,13 @@ def run(args: argparse.Namespace) -> int:
     if args.output and not args.output.endswith(".keras"):
         raise ValueError(f"--output {args.output}: the file name must end in .keras")
 
-    imported = import_checkpoint(args.source, args.path, args.config)
+    from albert_keras.convert.convert_checkpoint import (
+        export_model,
+        import_checkpoint,
+        save_imported,
+    )
+
+    imported = import_checkpoint(args.source, args.path, args.config_file)
     inside = f" ({imported.path.name} inside)" if imported.path.name not in args.path else ""
     print(f"read {args.source} checkpoint {args.path}{inside}")
     for line in imported.mapped:

@@ -4,7 +4,7 @@ import pytest
 from lamb_reference import TINY_BLOCK_FLAGS, make_problem, run_keras, tiny_block
 
 import albert_keras as ak
-from albert_keras.training import AdamWeightDecay, Lamb, WarmupLinearDecay
+from albert_keras.optimizers import AdamWeightDecay, Lamb, WarmupLinearDecay
 
 
 def adam_weight_decay_reference(weights, gradient_steps, learning_rates, decays,

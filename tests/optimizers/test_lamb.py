@@ -2,7 +2,7 @@ import keras
 import numpy as np
 from lamb_reference import TINY_BLOCK_FLAGS, lamb_reference, make_problem, run_keras, tiny_block
 
-from albert_keras.training import Lamb, WarmupLinearDecay
+from albert_keras.optimizers import Lamb, WarmupLinearDecay
 
 
 def test_matches_the_official_update_with_exclusions_and_clipping():

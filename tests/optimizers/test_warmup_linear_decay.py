@@ -2,7 +2,7 @@ import keras
 import numpy as np
 import pytest
 
-from albert_keras.training.warmup_linear_decay import WarmupLinearDecay
+from albert_keras.optimizers import WarmupLinearDecay
 
 
 def official_rate(step, peak, warmup, total):

@@ -1,0 +1,63 @@
+"""`albert-keras pretrain | finetune-glue | convert | demo`: a thin shell over the jobs.
+
+Each subcommand has a module with `add_arguments(parser)` and `run(args) -> int`. Only the chosen
+subcommand's module is imported, and those here import no TensorFlow until `run`, so `--help`,
+`--version` and argument errors answer at once. TensorFlow's logging is quieted before it loads
+(`--verbose` keeps it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from albert_keras_cli import __version__
+from albert_keras_cli.quiet_logging import configure_logging, import_tensorflow
+
+SUBCOMMANDS = {
+    "pretrain": ("albert_keras_cli.pretrain", "Pretrain on TFRecord shards."),
+    "finetune-glue": ("albert_keras_cli.finetune_glue", "Fine-tune and evaluate on a GLUE task."),
+    "convert": ("albert_keras_cli.convert", "Import or export checkpoints."),
+    "demo": ("albert_keras.demo", "Run the whole chain on an embedded corpus."),
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Runs the command line `argv` (default `sys.argv[1:]`); returns the exit code."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    verbose = "--verbose" in argv
+    configure_logging(verbose)
+    parser = argparse.ArgumentParser(prog="albert-keras", description=__doc__.splitlines()[0])
+    parser.add_argument("--version", action="version", version=f"albert-keras {__version__}")
+    # Before or after the subcommand: `albert-keras --verbose pretrain ...` or `... pretrain
+    # --verbose`; read from argv above, before anything imports TensorFlow.
+    common = argparse.ArgumentParser(add_help=False)
+    for flags in (parser, common):
+        flags.add_argument(
+            "--verbose",
+            action="store_true",
+            default=argparse.SUPPRESS,
+            help="show TensorFlow's own log lines (hidden by default)",
+        )
+    subparsers = parser.add_subparsers(dest="command", required=True)
+    chosen = next((a for a in argv if a in SUBCOMMANDS), None)
+    modules = {}
+    for name, (module_name, help_text) in SUBCOMMANDS.items():
+        sub = subparsers.add_parser(name, help=help_text, parents=[common])
+        if name == chosen:
+            if not module_name.startswith("albert_keras_cli."):
+                import_tensorflow(verbose)  # the module loads it: quietly, first
+            modules[name] = importlib.import_module(module_name)
+            modules[name].add_arguments(sub)
+    args = parser.parse_args(argv)
+    import_tensorflow(verbose)  # every job needs it; loaded here with its start-up lines hidden
+    try:
+        return int(modules[args.command].run(args) or 0)
+    except (ValueError, FileNotFoundError) as error:
+        print(f"albert-keras {args.command}: error: {error}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

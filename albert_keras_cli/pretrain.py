@@ -1,0 +1,78 @@
+"""`albert-keras pretrain`: the flags of `albert_keras.training.pretrain`, and its summary line."""
+
+from __future__ import annotations
+
+import argparse
+
+from albert_keras_cli.config_flags import add_config_flag, parse_config_flags
+
+# `albert_keras.training.strategy`'s STRATEGIES and PRECISIONS (tests/cli checks they agree):
+# importing it here would load TensorFlow for `--help`.
+STRATEGIES = ("auto", "tpu", "gpu", "mirrored", "multi_worker", "one_device", "cpu")
+PRECISIONS = ("auto", "float32", "mixed_bfloat16", "mixed_float16")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The `albert-keras pretrain` flags."""
+    parser.add_argument("--records", required=True, help="glob of training TFRecord shards")
+    parser.add_argument("--output_dir", required=True)
+    parser.add_argument("--preset", default="albert_base", help="an AlbertBackbone preset")
+    add_config_flag(parser, "override a preset argument")
+    parser.add_argument("--sentence_objective", default="sop", choices=["sop", "nsp", "none"])
+    parser.add_argument("--batch_size", type=int, default=32, help="global batch size")
+    parser.add_argument("--max_steps", type=int, default=10_000)
+    parser.add_argument("--learning_rate", type=float, default=0.00176, help="peak (LAMB)")
+    parser.add_argument(
+        "--warmup_steps", type=int, default=None, help="default: 2.5%% of max_steps (official)"
+    )
+    parser.add_argument("--max_seq_length", type=int, default=None, help="default: the records'")
+    parser.add_argument(
+        "--max_predictions_per_seq", type=int, default=None, help="default: the records'"
+    )
+    parser.add_argument("--dynamic_masking", action="store_true", help="re-mask every batch")
+    parser.add_argument("--eval_records", default=None, help="glob of held-out TFRecord shards")
+    parser.add_argument(
+        "--eval_steps", type=int, default=100, help="at most this many batches; 0: all"
+    )
+    parser.add_argument("--checkpoint_every", type=int, default=1000, help="steps")
+    parser.add_argument("--strategy", default="auto", choices=STRATEGIES)
+    parser.add_argument("--mixed_precision", default="auto", choices=PRECISIONS)
+    parser.add_argument("--jit_compile", default="auto", choices=["auto", "true", "false"])
+    parser.add_argument("--steps_per_execution", type=int, default=1)
+    parser.add_argument("--spm_model", default=None, help="copied beside the model")
+    parser.add_argument("--seed", type=int, default=12345)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Runs `pretrain` with the parsed flags; prints where the outputs are."""
+    from albert_keras.training.pretrain_job import pretrain
+
+    summary = pretrain(
+        records=args.records,
+        output_dir=args.output_dir,
+        preset=args.preset,
+        config=parse_config_flags(args.config),
+        sentence_objective=None if args.sentence_objective == "none" else args.sentence_objective,
+        batch_size=args.batch_size,
+        max_steps=args.max_steps,
+        learning_rate=args.learning_rate,
+        warmup_steps=args.warmup_steps,
+        max_seq_length=args.max_seq_length,
+        max_predictions_per_seq=args.max_predictions_per_seq,
+        dynamic_masking=args.dynamic_masking,
+        eval_records=args.eval_records,
+        eval_steps=args.eval_steps,
+        checkpoint_every=args.checkpoint_every,
+        strategy=args.strategy,
+        mixed_precision=args.mixed_precision,
+        jit_compile=args.jit_compile,
+        steps_per_execution=args.steps_per_execution,
+        spm_model=args.spm_model,
+        seed=args.seed,
+    )
+    final = summary["eval"] or summary["train"]
+    print(
+        f"pretrained {summary['steps']['total']} steps -> {args.output_dir}: "
+        + ", ".join(f"{k} {v:.4f}" for k, v in final.items())
+    )
+    return 0

@@ -1,0 +1,103 @@
+"""Files that are whole or absent: write a temporary name in the same folder, then rename.
+
+The one place the project writes an output atomically (JSON summaries, models, submissions,
+checkpoints, vocabularies). A rename within a folder is atomic on POSIX file systems, so a crash
+or `kill -9` leaves either the old file or the new one under the final name, never half of one;
+the temporary file of a failed write is removed. Pure Python: the data writer's worker processes
+and the TensorFlow side use the same helper.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+from collections.abc import Iterator
+
+
+def temporary_path(path: str | os.PathLike) -> str:
+    """The hidden name `path` is written under first: same folder and suffix, the pid inside.
+
+    The suffix stays last because some writers choose the format from it (`model.save` wants
+    `.keras`, matplotlib `.png`).
+
+    Example:
+    >>> temporary_path("run/model.keras") == f"run/.model.tmp-{os.getpid()}.keras"
+    True
+    """
+    folder, name = os.path.split(os.fspath(path))
+    stem, suffix = os.path.splitext(name)
+    if not stem:  # a dot-file such as ".env": no suffix to keep
+        stem, suffix = name, ""
+    return os.path.join(folder, f".{stem.lstrip('.')}.tmp-{os.getpid()}{suffix}")
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | os.PathLike) -> Iterator[str]:
+    """Yields a temporary path to write; renames it to `path` if the block ends without error.
+
+    On an error the temporary file (or folder) is removed and `path` is left as it was.
+
+    Args:
+        path: str or path-like. The final name.
+
+    Example:
+    >>> import tempfile
+    >>> folder = tempfile.mkdtemp()
+    >>> with atomic_path(os.path.join(folder, "a.txt")) as temporary:
+    ...     _ = open(temporary, "w").write("done")
+    >>> sorted(os.listdir(folder))
+    ['a.txt']
+    """
+    temporary = temporary_path(path)
+    try:
+        yield temporary
+        os.replace(temporary, path)
+    except BaseException:
+        if os.path.isdir(temporary) and not os.path.islink(temporary):
+            shutil.rmtree(temporary, ignore_errors=True)
+        else:
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(temporary)
+        raise
+
+
+def write_bytes(path: str | os.PathLike, data: bytes, *, fsync: bool = False) -> None:
+    """Writes `data` to `path` atomically; `fsync=True` also forces it to disk first."""
+    with atomic_path(path) as temporary, open(temporary, "wb") as file:
+        file.write(data)
+        if fsync:
+            file.flush()
+            os.fsync(file.fileno())
+
+
+def write_text(path: str | os.PathLike, text: str, *, fsync: bool = False) -> None:
+    """Writes `text` (UTF-8) to `path` atomically."""
+    write_bytes(path, text.encode("utf-8"), fsync=fsync)
+
+
+def write_json(path: str | os.PathLike, data, *, fsync: bool = False, **dumps_options) -> None:
+    """Writes `data` as JSON (with a final newline) to `path` atomically.
+
+    Args:
+        path: str or path-like.
+        data: what `json.dumps` takes.
+        fsync: bool. Force the file to disk before the rename.
+        **dumps_options: passed to `json.dumps` (`indent` defaults to 2).
+
+    Example:
+    >>> import tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "summary.json")
+    >>> write_json(path, {"steps": 3})
+    >>> json.load(open(path))
+    {'steps': 3}
+    """
+    dumps_options.setdefault("indent", 2)
+    write_text(path, json.dumps(data, **dumps_options) + "\n", fsync=fsync)
+
+
+def copy_file(source: str | os.PathLike, destination: str | os.PathLike) -> None:
+    """Copies `source` to `destination` atomically (contents only, as `shutil.copyfile`)."""
+    with atomic_path(destination) as temporary:
+        shutil.copyfile(source, temporary)

@@ -1,0 +1,142 @@
+"""How ALBERT prepares text before SentencePiece: the one `preprocess_text` of the project.
+
+The official `tokenization.preprocess_text(text, lower=...)` of google-research/albert, applied
+to every line before the vocabulary is trained, before pretraining data is encoded and before a
+GLUE or SQuAD example is encoded, in this order:
+
+1. whitespace collapsed: `" ".join(text.strip().split())` (any Unicode whitespace);
+2. the LaTeX-style quotes ``` `` ``` and `''` turned into `"`;
+3. accents stripped: NFKD, then every combining character (canonical combining class != 0)
+   dropped, so "café" becomes "cafe";
+4. lower-cased if the vocabulary is uncased (ALBERT's release is).
+
+`preprocess_text` is the reference, one string at a time; `preprocess_texts` is the same for a
+list, fast enough for the data writer (each step one C loop over all the strings); and
+`preprocess_text_tensor` the same in TensorFlow ops, for `tf.data` and Keras layers (it imports
+TensorFlow when called: this module is pure Python, as the data writer's workers need).
+`tests/pipelines/test_text_normalization.py` checks the three agree.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+import unicodedata
+from collections.abc import Sequence
+
+_ASCII_BYTES = bytes(range(128))
+
+
+def preprocess_text(text: str, lower_case: bool = False) -> str:
+    """The official ALBERT `preprocess_text` (with its defaults `remove_space=True`).
+
+    Args:
+        text: str.
+        lower_case: bool. Lower-case after stripping accents (an uncased vocabulary).
+
+    Example:
+    >>> preprocess_text("  ``Café''\\tau  lait ", lower_case=True)
+    '"cafe" au lait'
+    """
+    text = " ".join(text.split())  # split() drops leading and trailing space, as strip() does
+    text = text.replace("``", '"').replace("''", '"')
+    text = unicodedata.normalize("NFKD", text)
+    text = "".join(c for c in text if not unicodedata.combining(c))
+    return text.lower() if lower_case else text
+
+
+def preprocess_texts(texts: Sequence[str], lower_case: bool = False) -> list[str]:
+    """`[preprocess_text(t, lower_case) for t in texts]`, in a few C loops over all of them.
+
+    Args:
+        texts: list of str.
+        lower_case: bool. As `preprocess_text`.
+
+    Example:
+    >>> preprocess_texts(["Café  Ÿes", "it's ''fine''"], lower_case=True)
+    ['cafe yes', 'it\\'s "fine"']
+    """
+    if not texts:
+        return []
+    # Joined at line breaks, which step 1 removes from inside every text: no step below can
+    # then reach across two texts (a quote pair, a decomposition, a final-sigma context).
+    text = "\n".join(" ".join(t.split()) for t in texts)
+    text = text.replace("``", '"').replace("''", '"')
+    if not text.isascii():
+        text = strip_accents(text)
+    if lower_case:
+        text = text.lower()
+    return text.split("\n")
+
+
+def strip_accents(text: str) -> str:
+    """NFKD, then combining characters dropped; only the non-ASCII characters are visited.
+
+    Example:
+    >>> strip_accents("naïve Ångström")
+    'naive Angstrom'
+    """
+    # Only non-ASCII characters change: deleting every ASCII byte from the UTF-8 leaves just
+    # those (whole: their bytes are all >= 0x80), found by C loops even in English text.
+    raw = text.encode("utf-8", "surrogatepass").translate(None, _ASCII_BYTES)
+    for char in set(raw.decode("utf-8", "surrogatepass")):
+        # Per character, as whole-text NFKD followed by dropping the marks: NFKD decomposes each
+        # character alone, and its only cross-character step (reordering runs of combining
+        # marks) moves only marks, which are all dropped. A result is stable under the map, so
+        # the order of the replacements does not matter.
+        stripped = _strip_char(char)
+        if stripped != char:
+            text = text.replace(char, stripped)
+    return text
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _strip_char(char: str) -> str:
+    decomposed = unicodedata.normalize("NFKD", char)
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
+def preprocess_text_tensor(text, lower_case: bool = False):
+    """`preprocess_text` of a string tensor (any shape), in TensorFlow ops (tf.data, layers).
+
+    Equal to `preprocess_text` (tested), except where ICU's Unicode tables are of another
+    version than Python's.
+
+    Args:
+        text: a `tf.string` tensor.
+        lower_case: bool. As `preprocess_text`.
+    """
+    import tensorflow as tf
+    import tensorflow_text as tf_text
+
+    text = tf.strings.regex_replace(text, _WHITESPACE_RUNS, " ")
+    text = tf.strings.regex_replace(text, "^ | $", "")
+    text = tf.strings.regex_replace(text, "``|''", '"')
+    text = tf_text.normalize_utf8(text, "NFKD")
+    text = tf.strings.regex_replace(text, _combining_class(), "")
+    if lower_case:
+        text = tf.strings.lower(text, encoding="utf-8")
+    return text
+
+
+# Python's `str.split()` whitespace as an RE2 class: RE2's \s is only [\t\n\f\r ], \p{Z} adds the
+# Unicode spaces and separators; \v, the information separators \x1c-\x1f and NEL complete it.
+_WHITESPACE_RUNS = r"[\s\x0b\x1c-\x1f\x85\p{Z}]+"
+
+
+@functools.cache
+def _combining_class() -> str:
+    """An RE2 class of every character with a combining class != 0 (`unicodedata.combining`):
+    not RE2's \\p{Mn}, which lacks some of them and holds others with class 0."""
+    ranges, start, previous = [], None, None
+    for code in range(sys.maxunicode + 1):
+        if unicodedata.combining(chr(code)):
+            if start is None:
+                start = code
+            elif code != previous + 1:
+                ranges.append((start, previous))
+                start = code
+            previous = code
+    ranges.append((start, previous))
+    parts = (f"\\x{{{a:x}}}" + (f"-\\x{{{b:x}}}" if b > a else "") for a, b in ranges)
+    return "[" + "".join(parts) + "]"

@@ -1,0 +1,57 @@
+"""`import albert_keras` is the model library only, and `.keras` files load after it alone."""
+
+import os
+import subprocess
+import sys
+
+import keras
+
+import albert_keras as ak
+from albert_keras.optimizers import Lamb, WarmupLinearDecay
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def run_python(code):
+    env = {**os.environ, "PYTHONPATH": REPO_ROOT}
+    result = subprocess.run(
+        [sys.executable, "-c", code], check=False, capture_output=True, text=True, env=env
+    )
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def test_import_albert_keras_loads_layers_models_optimizers_only():
+    out = run_python(
+        "import sys, albert_keras\n"
+        "names = sorted({m.split('.')[1] for m in sys.modules\n"
+        "                if m.startswith('albert_keras.') and m.count('.') >= 1})\n"
+        "print(names, 'pipelines' in sys.modules)"
+    )
+    assert out.strip() == "['layers', 'models', 'optimizers'] False"
+
+
+def test_jobs_load_on_first_use_and_old_names_still_work():
+    out = run_python(
+        "import albert_keras as ak\n"
+        "from albert_keras.training.lamb import Lamb\n"
+        "print(ak.training.Lamb is ak.optimizers.Lamb is Lamb,\n"
+        "      ak.training.AdamWeightDecay is ak.optimizers.AdamWeightDecay)"
+    )
+    assert out.strip() == "True True"
+
+
+def test_a_saved_pretrainer_loads_after_import_albert_keras_alone(tmp_path, tiny_config):
+    pretrainer = ak.AlbertPretrainer(ak.AlbertBackbone(**tiny_config))
+    pretrainer.compile(optimizer=Lamb(WarmupLinearDecay(1e-3, 2, 10)))
+    pretrainer.optimizer.build(pretrainer.trainable_variables)
+    path = tmp_path / "pretrainer.keras"
+    pretrainer.save(path)
+    out = run_python(
+        "import keras, albert_keras\n"
+        f"model = keras.saving.load_model({str(path)!r})\n"
+        "print(type(model).__name__, type(model.optimizer).__name__,\n"
+        "      type(model.optimizer._learning_rate).__name__)"
+    )
+    assert out.strip().splitlines()[-1] == "AlbertPretrainer Lamb WarmupLinearDecay"
+    assert keras.saving.get_registered_name(Lamb) == "albert_keras>Lamb"
