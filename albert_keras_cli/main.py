@@ -1,4 +1,4 @@
-"""`albert-keras pretrain | finetune-glue | convert | demo`: a thin shell over the jobs.
+"""`albert-keras pretrain | finetune-glue | convert | demo | export`: a thin shell over the jobs.
 
 Each subcommand has a module with `add_arguments(parser)` and `run(args) -> int`. Only the chosen
 subcommand's module is imported, and those here import no TensorFlow until `run`, so `--help`,
@@ -20,6 +20,7 @@ SUBCOMMANDS = {
     "finetune-glue": ("albert_keras_cli.finetune_glue", "Fine-tune and evaluate on a GLUE task."),
     "convert": ("albert_keras_cli.convert", "Import or export checkpoints."),
     "demo": ("albert_keras.demo", "Run the whole chain on an embedded corpus."),
+    "export": ("albert_keras_cli.export", "Export a classifier as a SavedModel over raw strings."),
 }
 
 

@@ -66,6 +66,7 @@ def list_input_files(patterns: str | Iterable[str]) -> list[str]:
 
     Returns:
         The matching files (directories left out), sorted, so every process sees the same order.
+        Symlink loops and dangling links are kept: reading skips them as `read_error`, counted.
 
     Raises:
         FileNotFoundError: naming the first pattern that matches no file.
@@ -93,7 +94,7 @@ def list_input_files(patterns: str | Iterable[str]) -> list[str]:
         matched = [
             path
             for path in glob.glob(os.path.expanduser(pattern), recursive=True)
-            if os.path.isfile(path)
+            if os.path.isfile(path) or _is_unresolvable_link(path)
         ]
         if not matched:
             raise FileNotFoundError(f"input pattern {pattern!r} matches no file")
@@ -101,6 +102,11 @@ def list_input_files(patterns: str | Iterable[str]) -> list[str]:
     if not files:
         raise FileNotFoundError(f"no input pattern given in {list(patterns)!r}")
     return sorted(files)
+
+
+def _is_unresolvable_link(path: str) -> bool:
+    """A symlink loop or a dangling link: listed, so that reading skips and counts it."""
+    return os.path.islink(path) and not os.path.exists(path)
 
 
 def _split_patterns(text: str) -> list[str]:
@@ -161,7 +167,7 @@ def iter_file_documents(
     ['Chapter 1', 'It is a truth universally acknowledged, ...']
     """
     _check_arguments(input_format, paragraphs_per_document, max_line_chars)
-    if not filesystems.is_file(path):
+    if not filesystems.is_file(path) and not _is_unresolvable_link(path):
         raise FileNotFoundError(f"input file {path!r} does not exist")
     stats = stats if stats is not None else ReadStats()
     if input_format == "sentences":

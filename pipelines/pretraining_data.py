@@ -17,9 +17,12 @@ How it runs (the official script keeps every instance in RAM; this streams):
   holds in RAM); the reader's shard interleave and shuffle buffer mix the rest.
 - Every draw is seeded by (seed, group, round), and a shard is its groups in order, so the same
   inputs and seed give byte-identical shards whatever the number of workers or tasks.
-- A shard is written under a hidden temporary name, checkpointed now and then, and renamed when
-  finished. A rerun keeps finished shards, resumes the others from their last checkpoint (same
-  bytes as an uninterrupted run), and refuses shards made with other settings or inputs.
+- A shard is written under a temporary name in the hidden `.albert_progress/` subfolder,
+  checkpointed now and then, and renamed when finished: the output folder holds only finished
+  shards and `stats.json`, so `out/records/*` globs shards alone. A rerun keeps finished shards,
+  resumes the others from their last checkpoint (same bytes as an uninterrupted run), and
+  refuses shards made with other settings or inputs. A failed run removes the partial shards
+  it could not resume from.
 - `stats.json` beside the shards: input read and skipped per file, examples, labels, masks,
   n-grams, lengths (the last under the reference statistics' names).
 - `--runner DirectRunner|DataflowRunner|...`: the same shards, byte for byte, from an Apache
@@ -46,7 +49,7 @@ from pipelines.documents import INPUT_FORMATS, iter_documents, list_input_files
 from pipelines.pretraining_examples import ExampleConfig
 from pipelines.pretraining_stats import PretrainingStats
 from pipelines.read_stats import ReadStats
-from pipelines.record_writer import partial_path, read_progress
+from pipelines.record_writer import bookkeeping_dir, partial_path, read_progress
 from pipelines.sentence_packing import PACKINGS
 from pipelines.shard_worker import ShardPlan, start_workers
 from pipelines.sop_pairs import SENTENCE_OBJECTIVES
@@ -54,7 +57,7 @@ from pipelines.tokenization import SentencePieceEncoder
 
 # Bumped when the records' bytes change for the same settings, so old checkpoints are not resumed.
 _FORMAT_VERSION = 5
-_INPUT_STATS = ".input_stats.json"
+_INPUT_STATS = "input_stats.json"  # in the bookkeeping subfolder
 _PROGRESS_SECONDS = 5.0
 
 
@@ -146,7 +149,7 @@ def write_pretraining_data(
     plans = {s: plan for s in shards if (plan := _plan_shard(paths[s], fingerprint)) is not None}
     _log(progress, f"{len(shards) - len(plans)} of {len(shards)} shards already finished")
 
-    input_stats_path = os.path.join(output_dir, _INPUT_STATS)
+    input_stats_path = os.path.join(bookkeeping_dir(output_dir), _INPUT_STATS)
     saved = _read_json(input_stats_path)
     if plans or saved is None or saved.get("fingerprint") != fingerprint:
         shared = {
@@ -262,9 +265,22 @@ def _fingerprint(settings: dict, files: list[str], spm_model: str) -> str:
     digest = hashlib.sha256()
     with open(spm_model, "rb") as f:
         digest.update(f.read())
-    inputs = [(os.path.abspath(p), os.path.getsize(p), os.path.getmtime(p)) for p in files]
+    inputs = [(os.path.abspath(p), *_size_and_mtime(p)) for p in files]
     digest.update(json.dumps([_FORMAT_VERSION, settings, inputs], sort_keys=True).encode())
     return digest.hexdigest()
+
+
+def _size_and_mtime(path: str) -> tuple[int, float]:
+    """(0, 0.0) for a file that cannot be stat'ed (a symlink loop: skipped when read)."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return 0, 0.0
+    return info.st_size, info.st_mtime
+
+
+def _file_size(path: str) -> int:
+    return _size_and_mtime(path)[0]
 
 
 def _plan_shard(path: str, fingerprint: str) -> ShardPlan | None:
@@ -293,16 +309,17 @@ def _run(files, settings, plans, shared, num_workers, progress) -> ReadStats:
     owned = sorted(plans)
     num_workers = max(1, min(num_workers, len(owned)))
     owner = {s: i % num_workers for i, s in enumerate(owned)}
-    pool = start_workers(
-        [
-            {**shared, "plans": {s: plans[s] for s in owned if owner[s] == w}}
-            for w in range(num_workers)
-        ]
-    )
     read_stats = ReadStats()
-    total_bytes = sum(os.path.getsize(p) for p in files) or 1
+    total_bytes = sum(_file_size(p) for p in files) or 1
     last_report = started = time.monotonic()
+    pool = None
     try:
+        pool = start_workers(
+            [
+                {**shared, "plans": {s: plans[s] for s in owned if owner[s] == w}}
+                for w in range(num_workers)
+            ]
+        )
         documents = iter_documents(
             files,
             settings["input_format"],
@@ -326,9 +343,30 @@ def _run(files, settings, plans, shared, num_workers, progress) -> ReadStats:
             raise ValueError(f"no document could be read from {files} ({read_stats.skipped})")
         pool.finish()
     except BaseException:
-        pool.abort()
+        if pool is not None:
+            pool.abort()
+        _remove_unresumable(plans, shared["fingerprint"])
         raise
     return read_stats
+
+
+def _remove_unresumable(plans: dict[int, ShardPlan], fingerprint: str) -> None:
+    """After a failure: removes the partial shards no checkpoint of this run can resume from
+    (and the bookkeeping folder if that leaves it empty), so a failed run leaves no empty
+    hidden files behind; resumable ones stay."""
+    for plan in plans.values():
+        saved = read_progress(plan.path) or {}
+        resumable = saved.get("fingerprint") == fingerprint and saved.get("bytes", 0) > 0
+        if not resumable:
+            try:
+                os.remove(partial_path(plan.path))
+            except OSError:
+                pass  # never created, or not ours to remove (e.g. a folder in its place)
+    for folder in {os.path.dirname(partial_path(plan.path)) for plan in plans.values()}:
+        try:
+            os.rmdir(folder)
+        except OSError:
+            pass  # not empty (checkpoints, or another run's files)
 
 
 def summarize(settings, files, read_stats, made: PretrainingStats, paths) -> dict:
@@ -391,6 +429,7 @@ def _read_json(path: str) -> dict | None:
 
 
 def _write_json(path: str, value: dict) -> None:
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
     atomic_write.write_json(path, value, indent=1)
 
 

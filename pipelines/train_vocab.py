@@ -283,7 +283,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Runs the command; returns the exit status (1 with a one-line reason on bad input)."""
+    """Runs the command; returns the exit status (2 with a one-line reason on bad input, as
+    every other command)."""
     try:
         summary = train_vocab(
             args.input,
@@ -300,7 +301,7 @@ def run(args: argparse.Namespace) -> int:
         )
     except (FileNotFoundError, ValueError) as error:
         print(f"train_vocab: error: {error}", file=sys.stderr)
-        return 1
+        return 2
     read = summary["read"]
     print(
         f"wrote {summary['model']} and {summary['vocab']}: {summary['vocab_size']} pieces from "

@@ -7,6 +7,7 @@ Read with safetensors' NumPy API, so neither torch nor transformers is needed. P
 from __future__ import annotations
 
 import json
+import os
 import pathlib
 
 import numpy as np
@@ -187,6 +188,9 @@ def write_hf_folder(
     with atomic_write.atomic_path(directory / WEIGHTS_NAME) as partial:
         # transformers refuses safetensors files without a "format" entry.
         save_file(tensors, partial, metadata={"format": "pt"})
+        # safetensors writes through a private temporary file (mode 0600); give it the mode
+        # of its neighbours, as any file this process creates.
+        os.chmod(partial, _new_file_mode())
     hf_config = {key: config[key] for key in CONFIG_TO_BACKBONE}
     hf_config.update(
         architectures=["AlbertForPreTraining"],
@@ -205,6 +209,13 @@ def write_hf_folder(
     )
     atomic_write.write_json(directory / "config.json", hf_config, sort_keys=True)
     return directory
+
+
+def _new_file_mode() -> int:
+    """0o666 less the umask: the mode `open()` gives a new file."""
+    umask = os.umask(0)  # the only way to read it; set back at once
+    os.umask(umask)
+    return 0o666 & ~umask
 
 
 def _read_hf_config(path: pathlib.Path) -> tuple[dict, list[str]]:

@@ -176,7 +176,7 @@ def test_command_line(shared_data, tmp_path, capsys):
     assert _summary(prefix)["vocab_size"] == 350
     # Too many pieces for the text: one clear line, no file touched; then the way out.
     before = _read(prefix + ".model")
-    assert tv.main(argv + ["--vocab_size", "20000"]) == 1
+    assert tv.main(argv + ["--vocab_size", "20000"]) == 2
     error = capsys.readouterr().err
     assert error.count("\n") == 1 and "Vocabulary size too high" in error
     assert "--allow_smaller_vocab" in error and _read(prefix + ".model") == before
@@ -193,7 +193,7 @@ def test_missing_input_exits_non_zero_naming_the_pattern(tmp_path):
         text=True,
         check=False,
     )
-    assert result.returncode == 1
+    assert result.returncode == 2  # as every command's bad input (it was 1)
     assert (
         result.stderr
         == f"train_vocab: error: input pattern '{tmp_path}/none*.txt' matches no file\n"
@@ -205,7 +205,7 @@ def test_input_without_text_is_a_clear_error(tmp_path, capsys):
     (tmp_path / "empty.txt").write_bytes(b"")
     (tmp_path / "image.txt").write_bytes(b"\x89PNG\x00\x00")
     argv = ["--input", f"{tmp_path}/*.txt", "--output_prefix", str(tmp_path / "out/spm")]
-    assert tv.main(argv) == 1
+    assert tv.main(argv) == 2
     error = capsys.readouterr().err
     assert error.startswith("train_vocab: error: no sentences to train on")
     assert "empty_file" in error and "binary_file" in error and "image.txt" in error
