@@ -43,6 +43,7 @@ from albert_keras.training.pretrain_job import (
 )
 from albert_keras.training.pretraining_stream import count_records, pretraining_stream
 from albert_keras.training.step_checkpoint import StepCheckpoint
+from albert_keras.training.step_progress import progress_callbacks
 from pipelines import atomic_write, read_pretraining_records
 
 CHECKPOINT_DIR = "checkpoints"
@@ -223,6 +224,7 @@ def distill(
                 f"({'resumed' if initial_step else 'new run'}), student init {init}: "
                 f"{strategies.describe(distribution)}, {precision}, jit_compile={use_xla}"
             )
+            fit_verbose, progress = progress_callbacks(verbose, max_steps)
             _fit(
                 distiller,
                 train_data,
@@ -231,11 +233,12 @@ def distill(
                     checkpoint,
                     timer,
                     *_tensorboard(os.path.join(output_dir, "logs"), checkpoint_every, max_steps),
+                    *progress,
                 ],
                 epochs=math.ceil(max_steps / checkpoint_every),
                 initial_epoch=initial_step // checkpoint_every,
                 steps_per_epoch=checkpoint_every,
-                verbose=verbose,
+                verbose=fit_verbose,
             )
         eval_logs = _evaluate(distiller, eval_data, eval_steps) if eval_data is not None else {}
 

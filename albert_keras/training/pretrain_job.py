@@ -29,6 +29,7 @@ from albert_keras.training.init_from import (
 )
 from albert_keras.training.pretraining_stream import count_records, pretraining_stream
 from albert_keras.training.step_checkpoint import StepCheckpoint
+from albert_keras.training.step_progress import progress_callbacks
 from pipelines import atomic_write, read_pretraining_records, record_format
 from pipelines.record_files import check_token_ids, list_record_files
 from pipelines.tokenization import spm_vocabulary_size
@@ -92,7 +93,8 @@ def pretrain(
         spm_model: str. SentencePiece model copied beside the outputs; sets the vocabulary size
             unless `config` does.
         seed: int. Seeds the initial weights, the data order and dynamic masks.
-        verbose: passed to `fit`.
+        verbose: 0 is silent; otherwise one progress line in steps every ~10 s
+            (`StepProgress`).
         init_from: str. Start from these weights instead of random ones (`load_init_source`):
             the architecture is theirs (`preset` is ignored; `config` may change `dropout`),
             and their MLM / sentence heads are used when they have them; a note says what is
@@ -211,6 +213,7 @@ def pretrain(
                 f"{strategies.describe(distribution)}, {run_config['mixed_precision']}, "
                 f"jit_compile={use_xla}"
             )
+            fit_verbose, progress = progress_callbacks(verbose, max_steps, accumulate)
             _fit(
                 pretrainer,
                 train_data,
@@ -219,11 +222,12 @@ def pretrain(
                     checkpoint,
                     timer,
                     *_tensorboard(os.path.join(output_dir, "logs"), checkpoint_every, max_steps),
+                    *progress,
                 ],
                 epochs=math.ceil(max_steps / checkpoint_every),
                 initial_epoch=initial_step // checkpoint_every,
                 steps_per_epoch=checkpoint_every * accumulate,
-                verbose=verbose,
+                verbose=fit_verbose,
             )
         eval_logs = {}
         if eval_data is not None:
