@@ -1,5 +1,5 @@
-"""`albert-keras pretrain | finetune-glue | finetune-squad | distill | convert | demo | export`:
-a thin shell over the jobs.
+"""The `albert-keras` command, a thin shell over the jobs: `pretrain`, `finetune-glue`,
+`finetune-squad`, `distill`, `study`, `convert`, `export`, `demo`.
 
 Each subcommand has a module with `add_arguments(parser)` and `run(args) -> int`. Only the chosen
 subcommand's module is imported, and those here import no TensorFlow until `run`, so `--help`,
@@ -24,6 +24,7 @@ SUBCOMMANDS = {
     "convert": ("albert_keras_cli.convert", "Import or export checkpoints."),
     "demo": ("albert_keras.demo", "Run the whole chain on an embedded corpus."),
     "export": ("albert_keras_cli.export", "Export a classifier as a SavedModel over raw strings."),
+    "study": ("albert_keras_cli.study", "Run the paper's ablations (Tables 3-5) end to end."),
 }
 
 
