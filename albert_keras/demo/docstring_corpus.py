@@ -1,9 +1,15 @@
-"""The demo's embedded corpus: prose from the docstrings of the installed Python.
+"""The demo's embedded corpus: prose from the docstrings and the reference of the installed Python.
 
 `make demo` must run on a fresh machine with no download, so its text comes from what the install
 itself provides: the docstrings of the standard library and of installed packages (Keras, NumPy,
-...), read with `ast` (no module is imported). Only prose paragraphs are kept: code examples,
-parameter tables and reST directives are dropped.
+...), read with `ast` (no module is imported), and the Python language reference that ships with
+the standard library (`pydoc_data.topics`, the text `help()` shows; PSF license, as the rest of
+the standard library). Only prose paragraphs are kept: code examples, grammar rules, parameter
+tables and reST directives are dropped.
+
+Each docstring (or reference topic) is written as one paragraph, its prose paragraphs joined, so
+with `paragraphs_per_document=1` the sentence-order task pairs sentences of one docstring, which
+follow each other (the docstrings of one module, one after the other, do not).
 """
 
 import ast
@@ -12,8 +18,10 @@ import pathlib
 import re
 import sysconfig
 
-# Packages whose docstrings are mostly English prose; each becomes one source file.
-DEFAULT_SOURCES = ("stdlib", "keras", "numpy", "scipy", "sklearn")
+# Packages whose docstrings are mostly English prose, and the language reference
+# ("reference"); each becomes one source file.
+DEFAULT_SOURCES = ("stdlib", "keras", "numpy", "scipy", "sklearn", "reference")
+REFERENCE = "reference"
 
 _SECTION_HEADER = re.compile(
     r"^(Args|Arguments|Returns|Return|Raises|Yields|Example|Examples|Note|Notes|Parameters|"
@@ -47,6 +55,8 @@ def _python_files(root: pathlib.Path, source: str):
 
 def _is_prose(paragraph: str) -> bool:
     lines = paragraph.splitlines()
+    if lines[0][:1].isspace():  # an indented block: code or a grammar rule
+        return False
     if _SECTION_HEADER.match(lines[0].strip()) or lines[0].lstrip().startswith((">>>", "..", "-")):
         return False
     # Indented continuation lines mean a code block or a parameter description list.
@@ -79,6 +89,38 @@ def docstring_paragraphs(path: pathlib.Path) -> list[str]:
     return [p for p in paragraphs if _is_prose(p)]
 
 
+def docstrings(path: pathlib.Path) -> list[str]:
+    """One line of prose per docstring of the file (its prose paragraphs joined), in order.
+
+    Args:
+        path: pathlib.Path. A Python source file; files that do not parse give `[]`.
+    """
+    try:
+        tree = ast.parse(path.read_bytes())
+    except (SyntaxError, ValueError, OSError):
+        return []
+    texts = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            doc = ast.get_docstring(node)
+            if doc:
+                texts.append(_prose_line(re.split(r"\n\s*\n", doc)))
+    return [text for text in texts if text]
+
+
+def reference_topics() -> list[str]:
+    """One line of prose per topic of the Python language reference (`pydoc_data.topics`)."""
+    from pydoc_data.topics import topics
+
+    texts = [_prose_line(re.split(r"\n\s*\n", topics[key])) for key in sorted(topics)]
+    return [text for text in texts if text]
+
+
+def _prose_line(paragraphs: list[str]) -> str:
+    kept = [p.strip("\n") for p in paragraphs if p.strip() and _is_prose(p.strip("\n"))]
+    return " ".join(" ".join(line.strip() for line in p.splitlines()) for p in kept)
+
+
 def extract_docstring_corpus(
     output_dir: str | os.PathLike,
     sources: tuple[str, ...] = DEFAULT_SOURCES,
@@ -87,20 +129,21 @@ def extract_docstring_corpus(
 ) -> dict:
     """Writes `train/<source>.txt` and `heldout/<source>.txt` under `output_dir` (`text` format).
 
-    Paragraphs are separated by blank lines and a module's paragraphs stay together, so
-    consecutive paragraphs are a real document for sentence-order prediction. Every
-    `heldout_every`-th module goes to `heldout/`, for evaluation on text never trained on.
-    Sources that are not installed are skipped.
+    Each docstring (each reference topic) is one paragraph, paragraphs are separated by blank
+    lines and a module's docstrings stay together in order. Every `heldout_every`-th module (or
+    topic) goes to `heldout/`, for evaluation on text never trained on. Sources that are not
+    installed are skipped.
 
     Args:
         output_dir: str or path. Created if missing.
-        sources: tuple of str. "stdlib" and/or names of installed top-level packages.
+        sources: tuple of str. "stdlib", "reference" and/or names of installed top-level
+            packages.
         max_megabytes_per_source: float. Stop reading a source past this much text.
         heldout_every: int. One module in this many is held out.
 
     Returns:
         dict: `train_files`, `heldout_files` (lists of paths) and `sources` (per source:
-        `modules`, `paragraphs`, `megabytes`).
+        `modules`, `paragraphs` (docstrings or topics), `megabytes`).
 
     Example:
     >>> corpus = extract_docstring_corpus("demo_output/corpus", sources=("stdlib",))
@@ -109,23 +152,22 @@ def extract_docstring_corpus(
     """
     output_dir = pathlib.Path(output_dir)
     summary = {"train_files": [], "heldout_files": [], "sources": {}}
-    seen = set()  # generated modules repeat the same paragraph many times: keep each once
+    seen = set()  # generated modules repeat the same docstring many times: keep each once
     for source in sources:
-        root = _source_root(source)
-        if root is None:
-            continue
         budget = int(max_megabytes_per_source * 1e6)
         modules, size, count = [], 0, 0
-        for path in _python_files(root, source):
-            paragraphs = [p for p in docstring_paragraphs(path) if p not in seen]
-            seen.update(paragraphs)
-            if not paragraphs:
+        for texts in _modules(source):
+            texts = [t for t in texts if t not in seen]
+            seen.update(texts)
+            if not texts:
                 continue
-            modules.append("\n\n".join(paragraphs))
+            modules.append("\n\n".join(texts))
             size += len(modules[-1])
-            count += len(paragraphs)
+            count += len(texts)
             if size >= budget:
                 break
+        if not modules:
+            continue
         for split in ("train", "heldout"):
             chosen = [
                 text
@@ -133,7 +175,7 @@ def extract_docstring_corpus(
                 if (i % heldout_every == heldout_every - 1) == (split == "heldout")
             ]
             target = output_dir / split / f"{source}.txt"
-            _write_atomic(target, "\n\n\n".join(chosen) + "\n")
+            _write_atomic(target, "\n\n".join(chosen) + "\n")
             summary[f"{split}_files"].append(str(target))
         summary["sources"][source] = {
             "modules": len(modules),
@@ -143,6 +185,18 @@ def extract_docstring_corpus(
     if not summary["sources"]:
         raise ValueError(f"none of the sources {sources} is installed")
     return summary
+
+
+def _modules(source: str):
+    """Per module of `source` (per topic of the reference), its docstrings as lines of prose."""
+    if source == REFERENCE:
+        for topic in reference_topics():
+            yield [topic]
+        return
+    root = _source_root(source)
+    if root is not None:
+        for path in _python_files(root, source):
+            yield docstrings(path)
 
 
 def _write_atomic(path: pathlib.Path, text: str) -> None:

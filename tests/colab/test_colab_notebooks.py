@@ -86,6 +86,28 @@ def read_tsv(path: pathlib.Path) -> list[list[str]]:
         return list(csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE))
 
 
+def fit_cells(notebook) -> list:
+    """The code cells that call `<something>.fit(...)`."""
+    return [
+        cell
+        for cell in notebook.cells
+        if cell.cell_type == "code"
+        and any(
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "fit"
+            for node in ast.walk(ast.parse(cell.source))
+        )
+    ]
+
+
+def fit_cell_output(notebook) -> str:
+    """What the one cell calling `.fit(` printed (its last stream output) when executed."""
+    (cell,) = fit_cells(notebook)
+    assert cell.execution_count is not None, "the fit cell did not run"
+    return [o for o in cell.outputs if o.get("name") == "stdout"][-1]["text"].splitlines(True)[-1]
+
+
 # === Committed clean ===
 
 
@@ -136,6 +158,36 @@ def test_colab_only_steps_are_guarded(path):
             )
             if colab_only:
                 assert id(node) in guarded, f"{path.name}: `{ast.unparse(node)}` runs outside Colab"
+
+
+# The Keras idiom each notebook must show: build in the strategy's scope, compile with our
+# optimizer and schedule, fit with our callbacks (not the CLI's job functions).
+IDIOM = {
+    PRETRAIN_NOTEBOOK: ("AlbertPretrainer(", "Lamb(", "StepCheckpoint(", "validation_data="),
+    FINETUNE_NOTEBOOK: (
+        "AlbertClassifier(",
+        "AdamWeightDecay(",
+        "GlueEvaluation(",
+        "EarlyStopping(",
+    ),
+}
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_notebook_trains_with_model_fit(path):
+    notebook = nbformat.read(path, as_version=4)
+    assert len(fit_cells(notebook)) == 1, "one cell calls .fit("
+    code = "\n".join(c.source for c in notebook.cells if c.cell_type == "code")
+    for piece in (".fit(", "strategies.scope(distribution)", "WarmupLinearDecay(", ".compile("):
+        assert piece in code, piece
+    for piece in IDIOM[path]:
+        assert piece in code, piece
+    called = {
+        node.func.id
+        for node in ast.walk(ast.parse(code))
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+    }
+    assert not called & {"pretrain", "finetune_glue"}, "the notebook hides the loop in a job"
 
 
 # === Executed end to end ===
@@ -253,7 +305,7 @@ def check_pretraining(pretrain_run):
     summary = json.loads((work / "pretrain" / "summary.json").read_text())
     vocab = json.loads((work / "vocab" / "spm.summary.json").read_text())
     stats = json.loads((work / "records" / "train" / "stats.json").read_text())
-    assert summary["steps"] == {"total": 30, "resumed_from": 0, "run": 30}
+    assert summary["steps"] == 30
     assert summary["config"]["backbone"] == {
         **summary["config"]["backbone"],
         **TINY_CONFIG,
@@ -261,10 +313,17 @@ def check_pretraining(pretrain_run):
     }
     assert 13 < vocab["vocab_size"] <= 2000
     assert summary["config"]["num_examples"] == stats["examples"] > 30 * 16 // 2
-    assert summary["eval_examples"] == 4 * 16
-    assert set(summary["eval"]) == {
-        "loss", "mlm_loss", "mlm_accuracy", "sentence_loss", "sentence_accuracy",
-    }  # fmt: skip
+    assert summary["config"]["warmup_steps"] == 1  # 2.5% of 30, rounded
+    # fit's three periods of 10 steps, each with its held-out evaluation (validation_data)
+    assert [entry["step"] for entry in summary["history"]] == [10, 20, 30]
+    scores = {"loss", "mlm_loss", "mlm_accuracy", "sentence_loss", "sentence_accuracy"}
+    assert set(summary["eval"]) == scores and set(summary["train"]) == scores
+    assert all({f"val_{name}" for name in scores} <= set(e) for e in summary["history"])
+    assert summary["history"][-1]["mlm_loss"] < summary["history"][0]["mlm_loss"]
+    assert fit_cell_output(notebook) == "fit ran 3 period(s); 3 in all\n"
+    # The Keras TensorBoard callback wrote the train and held-out runs.
+    for run in ("train", "validation"):
+        assert list((work / "pretrain" / "logs" / run).glob("events.out.tfevents.*")), run
     # The reload cell compared every held-out score (it asserts they agree).
     text = stream_text(notebook)
     assert text.count("reloaded\n") == len(summary["eval"])
@@ -290,6 +349,7 @@ def check_finetuning(finetune_run, glue_dir):
     assert (metrics["task"], metrics["split"], metrics["num_examples"]) == ("RTE", "dev", 277)
     assert [h["step"] for h in metrics["history"]] == [10, 20]
     assert metrics["steps_trained"] == 20 and not metrics["stopped_early"]
+    assert fit_cell_output(notebook) == "fit ran 2 period(s), 20 steps\n"
     assert metrics["hyperparameters"]["max_seq_length"] == 64
     assert 0.0 <= metrics["metrics"]["accuracy"] <= 1.0
     best = max(metrics["history"], key=lambda h: h["accuracy"])

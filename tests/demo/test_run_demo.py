@@ -1,33 +1,165 @@
-"""`make demo`'s job at a tiny size: every stage runs and writes what the README promises."""
+"""`make demo`'s job: the CLI's flags, the report, and every stage at a tiny size."""
 
 import json
 
 import pytest
 
-from albert_keras.demo.run_demo import run_demo
+from albert_keras.demo import run_demo as run_demo_module
+from albert_keras.demo.demo_report import plot_curves, print_summary
+from albert_keras.demo.run_demo import DEFAULTS, run_demo
+from albert_keras_cli.main import main
+
+# Tiny sizes, given the way a user gives them: as flags.
+TINY_FLAGS = [
+    "--vocab_size=1000",
+    "--max_seq_length=32",
+    "--max_predictions_per_seq=5",
+    "--dupe_factor=1",
+    "--config=num_layers=2",
+    "--config=hidden_dim=32",
+    "--config=intermediate_dim=64",
+    "--config=num_heads=2",
+    "--pretrain_steps=40",
+    "--warmup_steps=4",
+    "--batch_size=16",
+    "--finetune_steps=20",
+    "--corpus_megabytes=0.1",
+]
+
+
+@pytest.fixture
+def captured(monkeypatch):
+    """Replaces run_demo with a recorder: what the CLI would run, without running it."""
+    calls = []
+    monkeypatch.setattr(
+        run_demo_module, "run_demo", lambda *args, **kwargs: calls.append((args, kwargs))
+    )
+    return calls
+
+
+def test_config_is_key_value_and_repeatable(captured):
+    assert main(["demo", "--config", "num_layers=2", "--config", "sharing=none"]) == 0
+    ((args, kwargs),) = captured
+    assert args == ("demo_output",)
+    assert kwargs["config"] == {"num_layers": 2, "sharing": "none"}
+    assert {k: v for k, v in kwargs.items() if k in DEFAULTS} == {}  # defaults: run_demo's
+
+
+def test_flags_reach_the_settings(captured, tmp_path):
+    assert main(["demo", f"--output_dir={tmp_path}", *TINY_FLAGS]) == 0
+    ((_, kwargs),) = captured
+    assert kwargs.pop("config") == {
+        "num_layers": 2,
+        "hidden_dim": 32,
+        "intermediate_dim": 64,
+        "num_heads": 2,
+    }
+    assert kwargs == {
+        "corpus": None,
+        "heldout": None,
+        "input_format": "text",
+        "finetune_task": None,
+        "glue_dir": None,
+        "vocab_size": 1000,
+        "max_seq_length": 32,
+        "max_predictions_per_seq": 5,
+        "dupe_factor": 1,
+        "pretrain_steps": 40,
+        "warmup_steps": 4,
+        "batch_size": 16,
+        "finetune_steps": 20,
+        "corpus_megabytes": 0.1,
+    }
+
+
+def test_json_config_is_refused_with_one_line(capsys, tmp_path):
+    assert main(["demo", f"--output_dir={tmp_path / 'out'}", "--config", '{"num_layers": 6}']) == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and "is not KEY=VALUE" in error
+    assert not (tmp_path / "out").exists()
+
+
+def test_unknown_config_key_fails_before_anything_is_written(capsys, tmp_path):
+    out = tmp_path / "out"
+    assert main(["demo", f"--output_dir={out}", "--config", "num_layer=2"]) == 2
+    error = capsys.readouterr().err
+    assert "num_layer" in error and "num_layers" in error
+    assert not out.exists()
+
+
+def test_unknown_setting_is_refused(tmp_path):
+    with pytest.raises(ValueError, match="pretrain_step"):
+        run_demo(str(tmp_path), pretrain_step=10)
+
+
+def fake_summary(tmp_path) -> dict:
+    history = [
+        {"step": s, "mlm_loss": 7 - s / 100, "sentence_loss": 0.69, "mlm_accuracy": s / 1000,
+         "sentence_accuracy": 0.5 + s / 10000}
+        for s in (100, 200, 300)
+    ]  # fmt: skip
+    finetune = {
+        start: {
+            "metrics": {"accuracy": accuracy},
+            "history": [
+                {"step": 10, "accuracy": accuracy - 0.1},
+                {"step": 20, "accuracy": accuracy},
+            ],
+        }
+        for start, accuracy in (("pretrained", 0.61), ("untrained", 0.43))
+    }
+    return {
+        "output_dir": str(tmp_path),
+        "seconds": {"total": 299.6},
+        "pretrain": {
+            "steps": 300,
+            "history": history,
+            "before": {"mlm_accuracy": 0.0, "sentence_accuracy": 0.5},
+            "after": {"mlm_accuracy": 0.25, "sentence_accuracy": 0.6},
+        },
+        "finetune": {"task": "docstring-source", "metric": "accuracy", "gain": 0.18, **finetune},
+    }
+
+
+def test_report_shows_before_after_and_both_fine_tunings(tmp_path, capsys):
+    summary = fake_summary(tmp_path)
+    plot_curves(summary, str(tmp_path / "loss_curves.png"))
+    assert (tmp_path / "loss_curves.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert not list(tmp_path.glob("*.tmp*"))
+    print_summary(summary)
+    text = capsys.readouterr().out
+    assert "masked-LM accuracy       0.000 untrained -> 0.250 pretrained" in text
+    assert "sentence-order accuracy  0.500 untrained -> 0.600 pretrained" in text
+    assert "from the pretrained model: 0.610" in text
+    assert "from the untrained model: 0.430" in text
+    assert "pretraining adds +0.180" in text
+    assert "Done in 300 s." in text
 
 
 @pytest.mark.slow
-def test_demo_end_to_end(tmp_path):
-    summary = run_demo(
-        str(tmp_path),
-        vocab_size=1000,
-        max_seq_length=32,
-        max_predictions_per_seq=5,
-        dupe_factor=1,
-        config={"num_layers": 2, "hidden_dim": 32, "intermediate_dim": 64, "num_heads": 2},
-        pretrain_steps=40,
-        batch_size=16,
-        finetune_steps=20,
-        corpus_megabytes=0.1,
-    )
-    assert json.loads((tmp_path / "summary.json").read_text())["pretrain"]["steps"] == 40
+def test_demo_end_to_end(tmp_path, capsys):
+    assert main(["demo", f"--output_dir={tmp_path}", *TINY_FLAGS]) == 0
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    pretrain = summary["pretrain"]
+    assert pretrain["steps"] == 40 and pretrain["warmup_steps"] == 4
+    assert pretrain["config"]["num_layers"] == 2 and pretrain["config"]["hidden_dim"] == 32
+    assert [h["step"] for h in pretrain["history"]] == list(range(2, 41, 2))
     assert (tmp_path / "loss_curves.png").stat().st_size > 10_000
     assert summary["reload"]["max_abs_difference"] == 0.0
     # the reloaded pretrainer reproduces the job's own held-out evaluation
     assert summary["reload"]["eval"]["mlm_loss"] == pytest.approx(
-        summary["pretrain"]["after"]["mlm_loss"], rel=1e-4
+        pretrain["after"]["mlm_loss"], rel=1e-4
     )
-    assert summary["pretrain"]["after"]["mlm_loss"] < summary["pretrain"]["before"]["mlm_loss"]
-    assert set(summary["finetune"]["metrics"]) == {"accuracy"}
-    assert (tmp_path / "finetune" / "model.keras").exists()
+    assert pretrain["after"]["mlm_loss"] < pretrain["before"]["mlm_loss"]
+    finetune = summary["finetune"]
+    assert (finetune["task"], finetune["metric"]) == ("docstring-source", "accuracy")
+    for start in ("pretrained", "untrained"):
+        assert set(finetune[start]["metrics"]) == {"accuracy"}
+        assert finetune[start]["steps_trained"] == 20
+        assert (tmp_path / "finetune" / start / "model.keras").exists()
+    assert finetune["untrained"]["model"].endswith("untrained/model.keras")
+    assert finetune["gain"] == pytest.approx(
+        finetune["pretrained"]["metrics"]["accuracy"] - finetune["untrained"]["metrics"]["accuracy"]
+    )
+    text = capsys.readouterr().out
+    assert f"pretraining adds {finetune['gain']:+.3f}" in text

@@ -1,0 +1,68 @@
+"""The demo's fine-tuning stage: the pretrained model and the same model without pretraining,
+fine-tuned alike on one task, so the summary shows what pretraining bought."""
+
+import pathlib
+
+from albert_keras.demo.source_task import write_source_task
+from albert_keras.glue import get_glue_task
+from albert_keras.training.finetune_glue import finetune_glue
+
+# The two starting points, in the order they are fine-tuned and reported.
+STARTS = ("pretrained", "untrained")
+
+
+def run_finetuning(
+    out: pathlib.Path,
+    spm_model: str,
+    *,
+    task: str | None,
+    glue_dir: str | None,
+    steps: int,
+    batch_size: int,
+    learning_rate: float,
+    max_seq_length: int,
+    seed: int,
+    verbose: str | int = 2,
+) -> dict:
+    """Fine-tunes `pretrain/model.keras` and `untrained/model.keras` with the same settings.
+
+    Args:
+        out: pathlib.Path. The demo's folder; gets `finetune/pretrained/` and
+            `finetune/untrained/` (each `finetune_glue`'s outputs).
+        spm_model: str. The SentencePiece model of both.
+        task, glue_dir: str or None. A GLUE task and GLUE's folder; default (both None): the
+            docstring-source task made from the demo corpus (`source_task`).
+        steps, batch_size, learning_rate, max_seq_length, seed: fine-tuning settings.
+        verbose: passed to `fit`.
+
+    Returns:
+        dict: per start, `finetune_glue`'s summary; and `task`, `metric`, `gain` (pretrained
+        minus untrained on the task's main metric).
+    """
+    if (task is None) != (glue_dir is None):
+        raise ValueError("--finetune_task and --glue_dir go together")
+    if task is None:
+        task = write_source_task(out / "corpus", out / "source_task", seed=seed)
+        glue_dir = out
+    results = {}
+    for start in STARTS:
+        model = out / ("pretrain" if start == "pretrained" else "untrained") / "model.keras"
+        print(f"--- fine-tuning the {start} model ---", flush=True)
+        results[start] = finetune_glue(
+            task,
+            str(glue_dir),
+            str(model),
+            str(out / "finetune" / start),
+            spm_model=spm_model,
+            max_steps=steps,
+            batch_size=batch_size,
+            learning_rate=learning_rate,
+            max_seq_length=max_seq_length,
+            eval_every=max(1, steps // 10),
+            patience=0,  # both run every step: the curves compare step for step
+            seed=seed,
+            verbose=verbose,
+        )
+    name, metric = get_glue_task(task).name, get_glue_task(task).main_metric
+    gain = results["pretrained"]["metrics"][metric] - results["untrained"]["metrics"][metric]
+    return {"task": name, "metric": metric, "gain": gain, **results}
