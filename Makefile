@@ -11,7 +11,7 @@ install: $(VENV)/.installed
 $(VENV)/.installed: setup.cfg pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e ".[test]"
+	$(PY) -m pip install -q -e ".[test,beam]"
 	touch $@
 
 # Optional: transformers + a CPU torch, for the Hugging Face parity tests (skipped without them).

@@ -1,26 +1,48 @@
 """albert-keras: ALBERT (A Lite BERT) in Keras 3.
 
-Public names (see docs/design.md): `AlbertBackbone`, `AlbertPretrainer`, `AlbertClassifier`, the
+Public names (see docs/design.md): `AlbertBackbone`, `AlbertPretrainer`, `AlbertClassifier`,
+`AlbertQuestionAnswerer` (each
+with `from_preset`, released weights included: `albert_keras.presets`), `AlbertTokenizer` and
+`AlbertPreprocessor` (raw text in, `albert_keras.preprocessing`, loaded on first use), the
 layers in `albert_keras.layers` and the optimizers in `albert_keras.optimizers`. Importing the
 package imports the model library only (layers, models, optimizers) and registers every class a
 `.keras` file can name, so saved models load without `custom_objects`. The jobs and tasks above
-it (`training`, `glue`, `convert`, `demo`) are loaded on first use, as `albert_keras.training`.
+it (`training`, `distill`, `glue`, `squad`, `convert`, `demo`, `presets`, `serving`) are loaded on first use, as
+`albert_keras.training`.
 """
 
 import importlib
 
 from albert_keras import layers, models, optimizers
-from albert_keras.models import AlbertBackbone, AlbertClassifier, AlbertPretrainer
+from albert_keras.models import (
+    AlbertBackbone,
+    AlbertClassifier,
+    AlbertPretrainer,
+    AlbertQuestionAnswerer,
+)
 from albert_keras_cli import __version__
 
 # Loaded on first attribute access (PEP 562): `ak.training.Lamb` works, `import albert_keras`
 # stays the model library.
-_LAZY_SUBPACKAGES = ("convert", "demo", "glue", "training")
+_LAZY_SUBPACKAGES = (
+    "convert",
+    "demo",
+    "distill",
+    "glue",
+    "preprocessing",
+    "presets",
+    "serving",
+    "squad",
+    "training",
+)
+# Classes of a lazy subpackage offered at the top: `ak.AlbertTokenizer` (tensorflow-text loads then).
+_LAZY_NAMES = {"AlbertTokenizer": "preprocessing", "AlbertPreprocessor": "preprocessing"}
 
 __all__ = [
     "AlbertBackbone",
     "AlbertClassifier",
     "AlbertPretrainer",
+    "AlbertQuestionAnswerer",
     "__version__",
     "layers",
     "models",
@@ -31,4 +53,6 @@ __all__ = [
 def __getattr__(name):
     if name in _LAZY_SUBPACKAGES:
         return importlib.import_module(f"albert_keras.{name}")
+    if name in _LAZY_NAMES:
+        return getattr(importlib.import_module(f"albert_keras.{_LAZY_NAMES[name]}"), name)
     raise AttributeError(f"module 'albert_keras' has no attribute {name!r}")

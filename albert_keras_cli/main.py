@@ -1,4 +1,5 @@
-"""`albert-keras pretrain | finetune-glue | convert | demo | study`: a thin shell over the jobs.
+"""The `albert-keras` command, a thin shell over the jobs: `pretrain`, `finetune-glue`,
+`finetune-squad`, `distill`, `study`, `convert`, `export`, `demo`.
 
 Each subcommand has a module with `add_arguments(parser)` and `run(args) -> int`. Only the chosen
 subcommand's module is imported, and those here import no TensorFlow until `run`, so `--help`,
@@ -18,8 +19,11 @@ from albert_keras_cli.quiet_logging import configure_logging, import_tensorflow
 SUBCOMMANDS = {
     "pretrain": ("albert_keras_cli.pretrain", "Pretrain on TFRecord shards."),
     "finetune-glue": ("albert_keras_cli.finetune_glue", "Fine-tune and evaluate on a GLUE task."),
+    "finetune-squad": ("albert_keras_cli.finetune_squad", "Fine-tune and evaluate on SQuAD."),
+    "distill": ("albert_keras_cli.distill", "Distil a pretrained ALBERT into a smaller student."),
     "convert": ("albert_keras_cli.convert", "Import or export checkpoints."),
     "demo": ("albert_keras.demo", "Run the whole chain on an embedded corpus."),
+    "export": ("albert_keras_cli.export", "Export a classifier as a SavedModel over raw strings."),
     "study": ("albert_keras_cli.study", "Run the paper's ablations (Tables 3-5) end to end."),
 }
 

@@ -41,6 +41,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--steps_per_execution", type=int, default=1)
     parser.add_argument("--spm_model", default=None, help="copied beside the model")
     parser.add_argument("--seed", type=int, default=12345)
+    parser.add_argument(
+        "--init_from",
+        default=None,
+        help="start from these weights (heads too when present): a .keras file, a run folder, "
+        "a release name such as albert_base_v2, hf://ORG/NAME, a keras-hub name, a folder",
+    )
+    parser.add_argument(
+        "--gradient_accumulation_steps",
+        type=int,
+        default=1,
+        help="split each --batch_size batch into this many forward passes (same updates)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -69,6 +81,8 @@ def run(args: argparse.Namespace) -> int:
         steps_per_execution=args.steps_per_execution,
         spm_model=args.spm_model,
         seed=args.seed,
+        init_from=args.init_from,
+        gradient_accumulation_steps=args.gradient_accumulation_steps,
     )
     final = summary["eval"] or summary["train"]
     print(

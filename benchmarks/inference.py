@@ -9,6 +9,13 @@ latency of one sequence (batch 1) and throughput at `--batch_size` (64) sequence
 run `predict_on_batch` (the compiled predict function, as `model.predict` uses); Hugging Face's
 `AlbertForSequenceClassification` runs eagerly under `torch.inference_mode` when `torch` and
 `transformers` import. All peers have the same config, random weights and no dropout.
+
+With `--models NAME=PATH,...` the peers are instead our classifiers on saved models (a
+backbone, a pretrainer or a classifier `.keras`), e.g. a teacher, its distilled student and the
+same student pretrained without a teacher; speedups are against the first one named:
+
+    .venv/bin/python benchmarks/inference.py --seq_length 64 \
+        --models teacher=run/model.keras,student=student/model.keras,plain=plain/model.keras
 """
 
 import argparse
@@ -67,6 +74,25 @@ def keras_hub_classifier(args):
     return model
 
 
+def saved_models(spec):
+    """`"a=x.keras,b=y.keras"` -> {name: AlbertClassifier on that file's backbone}."""
+    import keras
+
+    import albert_keras as ak
+
+    models = {}
+    for item in spec.split(","):
+        name, sep, path = item.partition("=")
+        if not sep or not name or not path:
+            raise SystemExit(f"--models {item!r} is not NAME=PATH")
+        loaded = keras.saving.load_model(path, compile=False)
+        backbone = loaded if isinstance(loaded, ak.AlbertBackbone) else loaded.backbone
+        model = ak.AlbertClassifier(backbone, NUM_CLASSES)
+        model.compile()
+        models[name] = model
+    return models
+
+
 def hugging_face(args):
     try:
         import torch
@@ -97,19 +123,45 @@ def hugging_face_runner(model, batch):
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_model_arguments(parser, batch_size=64)
+    parser.add_argument(
+        "--models",
+        default="",
+        help="NAME=PATH,... saved .keras models to time side by side instead of the peers "
+        "(speedups against the first)",
+    )
     args = parser.parse_args(argv)
     set_environment(args)
 
     small = random_batch(1, args.seq_length, args.vocabulary_size, 1, args.seed)
     large = random_batch(args.batch_size, args.seq_length, args.vocabulary_size, 1, args.seed)
     latency, throughput, notes = {}, {}, []
+    if args.models:
+        models = saved_models(args.models)
+        first = next(iter(models.values())).backbone
+        args.vocabulary_size = first.vocabulary_size
+        small = random_batch(1, args.seq_length, args.vocabulary_size, 1, args.seed)
+        large = random_batch(args.batch_size, args.seq_length, args.vocabulary_size, 1, args.seed)
+        for name, model in models.items():
+            backbone = model.backbone
+            notes.append(
+                f"{name}: L{backbone.num_layers} H{backbone.hidden_dim} E{backbone.embedding_dim} "
+                f"I{backbone.intermediate_dim}, {backbone.count_params():,} parameters"
+            )
+            for runners, batch in ((latency, small), (throughput, large)):
+                x = keras_inputs(batch)
+                runners[name] = step_runner(lambda model=model, x=x: model.predict_on_batch(x))
+        peers = [next(iter(models))]
+    else:
+        peers = ["keras-hub", "hf"]
     for name, make in (("ours", ours), ("keras-hub", keras_hub_classifier)):
+        if args.models:
+            break
         if wanted(args, name):
             model = make(args)
             for runners, batch in ((latency, small), (throughput, large)):
                 x = keras_inputs(batch)
                 runners[name] = step_runner(lambda model=model, x=x: model.predict_on_batch(x))
-    if wanted(args, "hf"):
+    if not args.models and wanted(args, "hf"):
         model = hugging_face(args)
         if model is None:
             notes.append("hf: skipped (torch / transformers not importable)")
@@ -117,7 +169,12 @@ def main(argv=None) -> int:
             latency["hf"] = hugging_face_runner(model, small)
             throughput["hf"] = hugging_face_runner(model, large)
 
-    print(f"inference: {describe(args)}")
+    if args.models:  # the saved models' configs are in the notes below the table
+        print(
+            f"inference: saved models, batch {args.batch_size} x {args.seq_length}, xla {args.xla}"
+        )
+    else:
+        print(f"inference: {describe(args)}")
     print("batch 1 latency:")
     one = alternate(latency, args.rounds, 4 * args.steps, args.warmup)
     print(f"batch {args.batch_size} throughput:")
@@ -132,11 +189,9 @@ def main(argv=None) -> int:
         [
             name,
             f"{median_timing(one[name]).wall * 1e3:.1f}",
-            speedup(one, name, "keras-hub"),
-            speedup(one, name, "hf"),
+            *(speedup(one, name, peer) for peer in peers),
             f"{args.batch_size / median_timing(many[name]).wall:.1f}",
-            speedup(many, name, "keras-hub"),
-            speedup(many, name, "hf"),
+            *(speedup(many, name, peer) for peer in peers),
             f"{median_timing(many[name]).cpu / args.batch_size * 1e3:.1f}",
         ]
         for name in one
@@ -146,11 +201,9 @@ def main(argv=None) -> int:
         [
             "peer",
             "batch-1 ms",
-            "x keras-hub",
-            "x hf",
+            *(f"x {peer}" for peer in peers),
             f"batch-{args.batch_size} seq/s",
-            "x keras-hub",
-            "x hf",
+            *(f"x {peer}" for peer in peers),
             "cpu ms/seq",
         ],
         rows,

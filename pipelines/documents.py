@@ -10,8 +10,12 @@ Two input formats:
   except that we drop the UTF-8 byte-order mark it kept).
 
 Files are read in 4 MiB blocks that end at a line boundary: memory holds a block and the
-document being built, whatever the file size (a file with no blank line is one huge paragraph,
-though: `sentences` documents and `text` paragraphs are only as small as the input makes them). Bad input never stops the run: binary files (a NUL byte), empty files, unreadable files
+document being built, whatever the file size. A run of lines with no blank line longer than
+`_MAX_RUN_CHARS` (16M characters) is cut there at a line break, and a `text` document is closed
+once it holds that many characters: a document longer than memory is streamed as pieces, never
+loaded whole (real prose never comes near the limit, so its documents are unchanged). Paths with
+a scheme (`gs://`, ...) are read through Apache Beam's filesystems (`pipelines.filesystems`).
+Bad input never stops the run: binary files (a NUL byte), empty files, unreadable files
 and giant lines are skipped, a BOM is dropped and invalid UTF-8 is replaced; each is counted per
 file in a `ReadStats`.
 
@@ -22,13 +26,13 @@ list, and each reads its share with `iter_file_documents`.
 from __future__ import annotations
 
 import glob
-import gzip
 import logging
 import os
 import re
 import zlib
 from collections.abc import Callable, Iterable, Iterator
 
+from pipelines import filesystems
 from pipelines.read_stats import ReadStats
 
 INPUT_FORMATS = ("text", "sentences")
@@ -46,6 +50,9 @@ _SENTENCE_BOUNDARIES = [
 _BLANK_LINES = re.compile(r"\n\n+")
 
 _BLOCK_BYTES = 1 << 22
+# Longest run of lines without a blank one kept whole (a paragraph of `text`, a document of
+# `sentences`), and the most characters a `text` document gathers.
+_MAX_RUN_CHARS = 1 << 24
 _UTF8_BOM = b"\xef\xbb\xbf"
 _REPLACEMENT_UTF8 = "\ufffd".encode()
 
@@ -59,6 +66,7 @@ def list_input_files(patterns: str | Iterable[str]) -> list[str]:
 
     Returns:
         The matching files (directories left out), sorted, so every process sees the same order.
+        Symlink loops and dangling links are kept: reading skips them as `read_error`, counted.
 
     Raises:
         FileNotFoundError: naming the first pattern that matches no file.
@@ -73,6 +81,12 @@ def list_input_files(patterns: str | Iterable[str]) -> list[str]:
     for pattern in (p.strip() for text in patterns for p in _split_patterns(text)):
         if not pattern:
             continue
+        if filesystems.is_remote(pattern):
+            matched = list(filesystems.match_remote(pattern))
+            if not matched:
+                raise FileNotFoundError(f"input pattern {pattern!r} matches no file")
+            files.update(matched)
+            continue
         if os.path.isfile(pattern):
             # An existing name is taken as it is, even if it holds glob characters ("[1]").
             files.add(pattern)
@@ -80,7 +94,7 @@ def list_input_files(patterns: str | Iterable[str]) -> list[str]:
         matched = [
             path
             for path in glob.glob(os.path.expanduser(pattern), recursive=True)
-            if os.path.isfile(path)
+            if os.path.isfile(path) or _is_unresolvable_link(path)
         ]
         if not matched:
             raise FileNotFoundError(f"input pattern {pattern!r} matches no file")
@@ -88,6 +102,11 @@ def list_input_files(patterns: str | Iterable[str]) -> list[str]:
     if not files:
         raise FileNotFoundError(f"no input pattern given in {list(patterns)!r}")
     return sorted(files)
+
+
+def _is_unresolvable_link(path: str) -> bool:
+    """A symlink loop or a dangling link: listed, so that reading skips and counts it."""
+    return os.path.islink(path) and not os.path.exists(path)
 
 
 def _split_patterns(text: str) -> list[str]:
@@ -148,7 +167,7 @@ def iter_file_documents(
     ['Chapter 1', 'It is a truth universally acknowledged, ...']
     """
     _check_arguments(input_format, paragraphs_per_document, max_line_chars)
-    if not os.path.isfile(path):
+    if not filesystems.is_file(path) and not _is_unresolvable_link(path):
         raise FileNotFoundError(f"input file {path!r} does not exist")
     stats = stats if stats is not None else ReadStats()
     if input_format == "sentences":
@@ -214,16 +233,17 @@ def _sentence_documents(chunks: Iterator[str]) -> Iterator[list[str]]:
 
 
 def _text_documents(chunks: Iterator[str], paragraphs_per_document: int) -> Iterator[list[str]]:
-    paragraphs = []
+    paragraphs, size = [], 0
     for chunk in chunks:
         # Hard-wrapped lines joined by one space; a line's leading whitespace stays inside the
         # paragraph (only trailing whitespace was stripped), as in the reference file.
         paragraph = chunk.replace("\n", " ").strip()
         if paragraph:
             paragraphs.append(paragraph)
-            if len(paragraphs) == paragraphs_per_document:
+            size += len(paragraph)
+            if len(paragraphs) == paragraphs_per_document or size >= _MAX_RUN_CHARS:
                 yield _split_paragraphs(paragraphs)
-                paragraphs = []
+                paragraphs, size = [], 0
     if paragraphs:
         yield _split_paragraphs(paragraphs)
 
@@ -234,16 +254,21 @@ def _iter_chunks(blocks: Iterator[str]) -> Iterator[str]:
     Every line of a block ends with "\n" and blank lines are empty, so "\n\n" is a break; a run
     spanning blocks is kept as pieces and joined once (no re-scan, no quadratic copying).
     """
-    pending = []
+    pending, pending_chars = [], 0
     for text in blocks:
         # The previous block's last line break, to see a break that straddles two blocks.
         head = "\n" if pending and pending[-1].endswith("\n") else ""
         parts = _BLANK_LINES.split(head + text)
         pending.append(parts[0][len(head) :])
+        pending_chars += len(pending[-1])
         if len(parts) > 1:
             yield "".join(pending)
             yield from parts[1:-1]
-            pending = [parts[-1]]
+            pending, pending_chars = [parts[-1]], len(parts[-1])
+        elif pending_chars >= _MAX_RUN_CHARS:
+            # A run longer than memory should hold: cut it here (blocks end at a line break).
+            yield "".join(pending)
+            pending, pending_chars = [], 0
     if pending:
         yield "".join(pending)
 
@@ -273,12 +298,11 @@ def _iter_line_blocks(
 
 def _iter_text_blocks(path: str, max_line_chars: int, stats: ReadStats) -> Iterator[str]:
     """Yields decoded blocks of `path` that each end at a line break."""
-    opener = gzip.open if path.endswith(".gz") else open
     # A line held over between blocks is dropped past this many bytes (UTF-8 is <= 4 per char).
     max_carry = 4 * max_line_chars
     carry, dropping, first = b"", False, True
     try:
-        with opener(path, "rb") as f:
+        with filesystems.open_input(path) as f:
             while raw := f.read(_BLOCK_BYTES):
                 stats.bytes_read += len(raw)
                 if b"\0" in raw:

@@ -17,11 +17,19 @@ How it runs (the official script keeps every instance in RAM; this streams):
   holds in RAM); the reader's shard interleave and shuffle buffer mix the rest.
 - Every draw is seeded by (seed, group, round), and a shard is its groups in order, so the same
   inputs and seed give byte-identical shards whatever the number of workers or tasks.
-- A shard is written under a hidden temporary name, checkpointed now and then, and renamed when
-  finished. A rerun keeps finished shards, resumes the others from their last checkpoint (same
-  bytes as an uninterrupted run), and refuses shards made with other settings or inputs.
+- A shard is written under a temporary name in the hidden `.albert_progress/` subfolder,
+  checkpointed now and then, and renamed when finished: the output folder holds only finished
+  shards and `stats.json`, so `out/records/*` globs shards alone. A rerun keeps finished shards,
+  resumes the others from their last checkpoint (same bytes as an uninterrupted run), and
+  refuses shards made with other settings or inputs. A failed run removes the partial shards
+  it could not resume from.
 - `stats.json` beside the shards: input read and skipped per file, examples, labels, masks,
   n-grams, lengths (the last under the reference statistics' names).
+- `--runner DirectRunner|DataflowRunner|...`: the same shards, byte for byte, from an Apache
+  Beam pipeline built from these functions (`pipelines.beam_writer`, docs/beam.md); the groups'
+  numbering lives in `pipelines.document_groups` for both.
+- `--sentence_objective none --packing full_sentences|doc_sentences`: RoBERTa's inputs
+  (`pipelines.sentence_packing`).
 """
 
 from __future__ import annotations
@@ -33,21 +41,23 @@ import os
 import resource
 import sys
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 
 from pipelines import atomic_write
+from pipelines.document_groups import iter_groups
 from pipelines.documents import INPUT_FORMATS, iter_documents, list_input_files
 from pipelines.pretraining_examples import ExampleConfig
 from pipelines.pretraining_stats import PretrainingStats
 from pipelines.read_stats import ReadStats
-from pipelines.record_writer import partial_path, read_progress
+from pipelines.record_writer import bookkeeping_dir, partial_path, read_progress
+from pipelines.sentence_packing import PACKINGS
 from pipelines.shard_worker import ShardPlan, start_workers
 from pipelines.sop_pairs import SENTENCE_OBJECTIVES
 from pipelines.tokenization import SentencePieceEncoder
 
 # Bumped when the records' bytes change for the same settings, so old checkpoints are not resumed.
-_FORMAT_VERSION = 4
-_INPUT_STATS = ".input_stats.json"
+_FORMAT_VERSION = 5
+_INPUT_STATS = "input_stats.json"  # in the bookkeeping subfolder
 _PROGRESS_SECONDS = 5.0
 
 
@@ -63,6 +73,7 @@ def write_pretraining_data(
     short_seq_prob: float = 0.1,
     ngram: int = 3,
     sentence_objective: str = "sop",
+    packing: str | None = None,
     num_shards: int = 1,
     seed: int = 12345,
     num_workers: int = 1,
@@ -84,6 +95,10 @@ def write_pretraining_data(
         max_seq_length, max_predictions_per_seq, masked_lm_prob, dupe_factor, short_seq_prob,
             ngram: as the official `create_pretraining_data.py` flags.
         sentence_objective: str. `"sop"` (ALBERT), `"nsp"` (BERT) or `"none"` (one segment).
+        packing: str or None. With `sentence_objective="none"`, RoBERTa's inputs: contiguous
+            whole sentences packed up to `max_seq_length`, across documents with an extra
+            `[SEP]` between them (`"full_sentences"`) or within one (`"doc_sentences"`);
+            `short_seq_prob` does not apply. None: one chunk per target length, as BERT.
         num_shards: int. Output files (all tasks together).
         seed: int (>= 0). Every random draw derives from it.
         num_workers: int. Processes on this machine (1: everything in this process).
@@ -117,30 +132,24 @@ def write_pretraining_data(
         short_seq_prob=short_seq_prob,
         ngram=ngram,
         sentence_objective=sentence_objective,
+        packing=packing,
         seed=seed,
     )
-    _check_settings(config, num_shards, num_workers, task_index, num_tasks, group_chars)
-    if input_format not in INPUT_FORMATS:
-        raise ValueError(f"input_format={input_format!r}; expected one of {INPUT_FORMATS}")
+    check_settings(config, num_shards, num_workers, task_index, num_tasks, group_chars)
+    check_input_format(input_format, paragraphs_per_document)
     encoder = SentencePieceEncoder(spm_model, lower_case)
     files = list_input_files(input_patterns)
     os.makedirs(output_dir, exist_ok=True)
-    settings = {
-        **vars(config),
-        "num_shards": num_shards,
-        "input_format": input_format,
-        "paragraphs_per_document": paragraphs_per_document,
-        "lower_case": encoder.lower_case,
-        "group_chars": group_chars,
-        "vocabulary_size": encoder.vocabulary_size,
-    }
+    settings = writer_settings(
+        config, encoder, num_shards, input_format, paragraphs_per_document, group_chars
+    )
     fingerprint = _fingerprint(settings, files, spm_model)
     shards = [s for s in range(num_shards) if s % num_tasks == task_index]
     paths = {s: os.path.join(output_dir, shard_name(s, num_shards)) for s in shards}
     plans = {s: plan for s in shards if (plan := _plan_shard(paths[s], fingerprint)) is not None}
     _log(progress, f"{len(shards) - len(plans)} of {len(shards)} shards already finished")
 
-    input_stats_path = os.path.join(output_dir, _INPUT_STATS)
+    input_stats_path = os.path.join(bookkeeping_dir(output_dir), _INPUT_STATS)
     saved = _read_json(input_stats_path)
     if plans or saved is None or saved.get("fingerprint") != fingerprint:
         shared = {
@@ -158,7 +167,7 @@ def write_pretraining_data(
     made = PretrainingStats()
     for s in shards:
         made.merge(PretrainingStats.from_dict(read_progress(paths[s])["stats"]))
-    summary = _summary(settings, files, read_stats, made, [paths[s] for s in shards])
+    summary = summarize(settings, files, read_stats, made, [paths[s] for s in shards])
     summary["seconds"] = round(time.monotonic() - started, 3)
     # CPU time of this process and its workers: on a shared machine, steadier than the clock.
     summary["cpu_seconds"] = round(_cpu_seconds() - cpu_started, 3)
@@ -181,7 +190,35 @@ def shard_name(shard: int, num_shards: int) -> str:
     return f"pretraining-{shard:05d}-of-{num_shards:05d}.tfrecord"
 
 
-def _check_settings(config, num_shards, num_workers, task_index, num_tasks, group_chars):
+def writer_settings(
+    config: ExampleConfig,
+    encoder: SentencePieceEncoder,
+    num_shards: int,
+    input_format: str,
+    paragraphs_per_document: int,
+    group_chars: int,
+) -> dict:
+    """Every setting that decides the shards' bytes (recorded in `stats.json`)."""
+    return {
+        **vars(config),
+        "num_shards": num_shards,
+        "input_format": input_format,
+        "paragraphs_per_document": paragraphs_per_document,
+        "lower_case": encoder.lower_case,
+        "group_chars": group_chars,
+        "vocabulary_size": encoder.vocabulary_size,
+    }
+
+
+def check_input_format(input_format: str, paragraphs_per_document: int) -> None:
+    if input_format not in INPUT_FORMATS:
+        raise ValueError(f"input_format={input_format!r}; expected one of {INPUT_FORMATS}")
+    if paragraphs_per_document < 1:
+        raise ValueError(f"paragraphs_per_document={paragraphs_per_document} must be >= 1")
+
+
+def check_settings(config, num_shards, num_workers=1, task_index=0, num_tasks=1, group_chars=1):
+    """Raises ValueError naming the first bad setting."""
     checks = [
         (config.max_seq_length >= 5, f"max_seq_length={config.max_seq_length} must be >= 5"),
         (
@@ -202,6 +239,15 @@ def _check_settings(config, num_shards, num_workers, task_index, num_tasks, grou
             config.sentence_objective in SENTENCE_OBJECTIVES,
             f"sentence_objective={config.sentence_objective!r}; expected one of {SENTENCE_OBJECTIVES}",
         ),
+        (
+            config.packing is None or config.packing in PACKINGS,
+            f"packing={config.packing!r}; expected one of {PACKINGS}",
+        ),
+        (
+            config.packing is None or config.sentence_objective == "none",
+            f"packing={config.packing!r} needs sentence_objective='none' (got "
+            + f"{config.sentence_objective!r}): a packed example is one segment",
+        ),
         (config.seed >= 0, f"seed={config.seed} must be >= 0"),
         (num_shards >= 1, f"num_shards={num_shards} must be >= 1"),
         (num_workers >= 1, f"num_workers={num_workers} must be >= 1"),
@@ -219,9 +265,22 @@ def _fingerprint(settings: dict, files: list[str], spm_model: str) -> str:
     digest = hashlib.sha256()
     with open(spm_model, "rb") as f:
         digest.update(f.read())
-    inputs = [(os.path.abspath(p), os.path.getsize(p), os.path.getmtime(p)) for p in files]
+    inputs = [(os.path.abspath(p), *_size_and_mtime(p)) for p in files]
     digest.update(json.dumps([_FORMAT_VERSION, settings, inputs], sort_keys=True).encode())
     return digest.hexdigest()
+
+
+def _size_and_mtime(path: str) -> tuple[int, float]:
+    """(0, 0.0) for a file that cannot be stat'ed (a symlink loop: skipped when read)."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return 0, 0.0
+    return info.st_size, info.st_mtime
+
+
+def _file_size(path: str) -> int:
+    return _size_and_mtime(path)[0]
 
 
 def _plan_shard(path: str, fingerprint: str) -> ShardPlan | None:
@@ -241,19 +300,6 @@ def _plan_shard(path: str, fingerprint: str) -> ShardPlan | None:
     return ShardPlan(path)
 
 
-def _iter_groups(documents: Iterator[list[str]], group_chars: int):
-    """Cuts the document stream into numbered groups of about `group_chars` characters."""
-    group, size, index = [], 0, 0
-    for document in documents:
-        group.append(document)
-        size += sum(map(len, document))
-        if size >= group_chars:
-            yield index, group
-            group, size, index = [], 0, index + 1
-    if group:
-        yield index, group
-
-
 def _run(files, settings, plans, shared, num_workers, progress) -> ReadStats:
     """Reads the input once and has the shards in `plans` written. Returns what was read.
 
@@ -263,23 +309,24 @@ def _run(files, settings, plans, shared, num_workers, progress) -> ReadStats:
     owned = sorted(plans)
     num_workers = max(1, min(num_workers, len(owned)))
     owner = {s: i % num_workers for i, s in enumerate(owned)}
-    pool = start_workers(
-        [
-            {**shared, "plans": {s: plans[s] for s in owned if owner[s] == w}}
-            for w in range(num_workers)
-        ]
-    )
     read_stats = ReadStats()
-    total_bytes = sum(os.path.getsize(p) for p in files) or 1
+    total_bytes = sum(_file_size(p) for p in files) or 1
     last_report = started = time.monotonic()
+    pool = None
     try:
+        pool = start_workers(
+            [
+                {**shared, "plans": {s: plans[s] for s in owned if owner[s] == w}}
+                for w in range(num_workers)
+            ]
+        )
         documents = iter_documents(
             files,
             settings["input_format"],
             paragraphs_per_document=settings["paragraphs_per_document"],
             stats=read_stats,
         )
-        for group_index, group in _iter_groups(documents, settings["group_chars"]):
+        for group_index, group in iter_groups(documents, settings["group_chars"]):
             shard = group_index % num_shards
             if shard in owner and group_index >= plans[shard].next_group:
                 pool.send(owner[shard], (group_index, group))
@@ -296,12 +343,34 @@ def _run(files, settings, plans, shared, num_workers, progress) -> ReadStats:
             raise ValueError(f"no document could be read from {files} ({read_stats.skipped})")
         pool.finish()
     except BaseException:
-        pool.abort()
+        if pool is not None:
+            pool.abort()
+        _remove_unresumable(plans, shared["fingerprint"])
         raise
     return read_stats
 
 
-def _summary(settings, files, read_stats, made: PretrainingStats, paths) -> dict:
+def _remove_unresumable(plans: dict[int, ShardPlan], fingerprint: str) -> None:
+    """After a failure: removes the partial shards no checkpoint of this run can resume from
+    (and the bookkeeping folder if that leaves it empty), so a failed run leaves no empty
+    hidden files behind; resumable ones stay."""
+    for plan in plans.values():
+        saved = read_progress(plan.path) or {}
+        resumable = saved.get("fingerprint") == fingerprint and saved.get("bytes", 0) > 0
+        if not resumable:
+            try:
+                os.remove(partial_path(plan.path))
+            except OSError:
+                pass  # never created, or not ours to remove (e.g. a folder in its place)
+    for folder in {os.path.dirname(partial_path(plan.path)) for plan in plans.values()}:
+        try:
+            os.rmdir(folder)
+        except OSError:
+            pass  # not empty (checkpoints, or another run's files)
+
+
+def summarize(settings, files, read_stats, made: PretrainingStats, paths) -> dict:
+    """`stats.json`'s content (less `seconds`): what was read, what was made."""
     return {
         "settings": settings,
         "vocabulary_size": settings["vocabulary_size"],
@@ -338,7 +407,7 @@ def _merge_tasks(output_dir, settings, files, read_stats, fingerprint):
             return
         made.merge(PretrainingStats.from_dict(saved["stats"]))
     _write_json(
-        os.path.join(output_dir, "stats.json"), _summary(settings, files, read_stats, made, paths)
+        os.path.join(output_dir, "stats.json"), summarize(settings, files, read_stats, made, paths)
     )
 
 
@@ -360,6 +429,7 @@ def _read_json(path: str) -> dict | None:
 
 
 def _write_json(path: str, value: dict) -> None:
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
     atomic_write.write_json(path, value, indent=1)
 
 
@@ -388,14 +458,22 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--ngram", type=int, default=3)
     parser.add_argument("--sentence_objective", choices=SENTENCE_OBJECTIVES, default="sop")
     parser.add_argument(
+        "--packing",
+        choices=PACKINGS,
+        default=None,
+        help="With --sentence_objective none: RoBERTa's packed whole sentences, across documents "
+        "(full_sentences, an extra [SEP] between them) or within one (doc_sentences).",
+    )
+    parser.add_argument(
         "--num_shards", type=int, default=1, help="Output files, all tasks together."
     )
     parser.add_argument("--seed", type=int, default=12345)
     parser.add_argument(
         "--num_workers",
         type=int,
-        default=os.cpu_count() or 1,
-        help="Processes on this machine (default: one per core; at most one per shard).",
+        default=None,
+        help="Processes on this machine (default: one per core; at most one per shard). "
+        "With --runner, passed to Beam (Dataflow's initial workers).",
     )
     parser.add_argument(
         "--task_index",
@@ -420,11 +498,24 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--checkpoint_seconds", type=float, default=30.0)
     parser.add_argument("--quiet", action="store_true", help="No progress lines.")
+    parser.add_argument(
+        "--runner",
+        default=None,
+        help="Run as an Apache Beam pipeline on this runner (DirectRunner, PrismRunner, "
+        "DataflowRunner, FlinkRunner, SparkRunner; needs `pip install albert-keras[beam]`): the "
+        "same shards, byte for byte. Any other Beam option (--project, --region, "
+        "--temp_location, --direct_num_workers, ...) is passed through to Beam.",
+    )
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args, beam_args = parser.parse_known_args(argv)
+    if args.runner is None and beam_args:
+        parser.error(f"unrecognized arguments: {' '.join(beam_args)} (Beam options need --runner)")
+    if args.runner is not None:
+        return _main_beam(args, beam_args)
     try:
         write_pretraining_data(
             args.input,
@@ -437,9 +528,10 @@ def main(argv: list[str] | None = None) -> int:
             short_seq_prob=args.short_seq_prob,
             ngram=args.ngram,
             sentence_objective=args.sentence_objective,
+            packing=args.packing,
             num_shards=args.num_shards,
             seed=args.seed,
-            num_workers=args.num_workers,
+            num_workers=args.num_workers or os.cpu_count() or 1,
             task_index=args.task_index,
             num_tasks=args.num_tasks,
             input_format=args.input_format,
@@ -454,6 +546,58 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except (RuntimeError, OSError) as error:
         # A worker that failed, a full disk, an output folder we may not write to.
+        print(f"pretraining_data: error: {error}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _main_beam(args: argparse.Namespace, beam_args: list[str]) -> int:
+    """`--runner`: the same shards written by an Apache Beam pipeline (`pipelines.beam_writer`)."""
+    try:
+        from pipelines.beam_writer import write_pretraining_data_beam
+    except ImportError as error:
+        print(
+            f"pretraining_data: error: --runner needs apache-beam ({error}); "
+            "install it with `pip install albert-keras[beam]`",
+            file=sys.stderr,
+        )
+        return 2
+    if args.num_workers is not None:
+        beam_args = [*beam_args, f"--num_workers={args.num_workers}"]
+    if (args.task_index, args.num_tasks) != (0, 1):
+        print(
+            "pretraining_data: error: --task_index/--num_tasks do not apply with --runner "
+            "(Beam spreads the work)",
+            file=sys.stderr,
+        )
+        return 2
+    try:
+        write_pretraining_data_beam(
+            args.input,
+            args.spm_model,
+            args.output_dir,
+            runner=args.runner,
+            beam_args=beam_args,
+            max_seq_length=args.max_seq_length,
+            max_predictions_per_seq=args.max_predictions_per_seq,
+            masked_lm_prob=args.masked_lm_prob,
+            dupe_factor=args.dupe_factor,
+            short_seq_prob=args.short_seq_prob,
+            ngram=args.ngram,
+            sentence_objective=args.sentence_objective,
+            packing=args.packing,
+            num_shards=args.num_shards,
+            seed=args.seed,
+            input_format=args.input_format,
+            paragraphs_per_document=args.paragraphs_per_document,
+            lower_case=args.do_lower_case,
+            group_chars=args.group_chars,
+            progress=not args.quiet,
+        )
+    except (ValueError, FileNotFoundError) as error:
+        print(f"pretraining_data: error: {error}", file=sys.stderr)
+        return 2
+    except (RuntimeError, OSError) as error:
         print(f"pretraining_data: error: {error}", file=sys.stderr)
         return 1
     return 0

@@ -19,6 +19,7 @@ from pipelines import record_format
 from pipelines.ngram_masking import mask_ngrams
 from pipelines.pretraining_stats import PretrainingStats
 from pipelines.record_writer import frame_records, serialize_examples
+from pipelines.sentence_packing import pack_sentences, separated_tokens
 from pipelines.sop_pairs import SentencePairs, create_pairs, pack_pairs
 from pipelines.tokenization import SentencePieceEncoder
 
@@ -40,6 +41,7 @@ class ExampleConfig:
     short_seq_prob: float = 0.1
     ngram: int = 3
     sentence_objective: str = "sop"
+    packing: str | None = None
     seed: int = 12345
 
 
@@ -96,7 +98,8 @@ def make_records(
     tokens, lengths = encoder.encode(sentences)
     all_lengths = lengths.tolist()
     batch_examples = max(1, _BATCH_TOKENS // config.max_seq_length)
-    pending, pending_examples, position, token_offset = [], 0, 0, 0
+    # Every group's documents as lists of their (non-empty) sentences' token lengths.
+    kept_lengths, position, document_ends, token_end = [], 0, [], 0
     for k, (group_index, documents) in enumerate(groups):
         group_lengths = all_lengths[position : position + counts[k]]
         position += counts[k]
@@ -104,15 +107,26 @@ def make_records(
         group_stats.groups += 1
         group_stats.sentences += counts[k]
         group_stats.empty_sentences += group_lengths.count(0)
-        group_tokens = sum(group_lengths)
-        group_stats.tokens += group_tokens
+        group_stats.tokens += sum(group_lengths)
         sentence_lengths, start = [], 0
         for document in documents:
             kept = list(filter(None, group_lengths[start : start + len(document)]))
             start += len(document)
             if kept:
                 sentence_lengths.append(kept)
+                token_end += sum(kept)
+                document_ends.append(token_end)
         group_stats.documents += len(sentence_lengths)
+        kept_lengths.append(sentence_lengths)
+    separators = config.packing == "full_sentences"
+    if separators:
+        # RoBERTa's extra [SEP] between documents, in the array, so a run may cross it.
+        tokens = separated_tokens(tokens, document_ends, encoder.sep_id)
+    pending, pending_examples, token_offset = [], 0, 0
+    for k, (group_index, _) in enumerate(groups):
+        sentence_lengths, group_stats = kept_lengths[k], stats[k]
+        group_tokens = sum(map(sum, sentence_lengths))
+        group_tokens += len(sentence_lengths) if separators else 0
         if sentence_lengths:
             for batch in _round_batches(config, group_index, sentence_lengths, group_stats):
                 if pending and pending_examples + batch[2].label.size > batch_examples:
@@ -129,10 +143,20 @@ def _round_batches(config, group_index, sentence_lengths, stats):
     """Yields `(group_index, first_round, pairs)`: the group's rounds cut into pairs, together
     until a batch holds about `_BATCH_TOKENS`."""
     batch_examples = max(1, _BATCH_TOKENS // config.max_seq_length)
+    packed = None
+    if config.packing:
+        # No draw in packing: every round has the same runs (and its own masks).
+        packed = pack_sentences(
+            sentence_lengths, max_seq_length=config.max_seq_length, packing=config.packing
+        )
     dupe_round = 0
     while dupe_round < config.dupe_factor:
         first_round, batch = dupe_round, []
         while dupe_round < config.dupe_factor and sum(p.label.size for p in batch) < batch_examples:
+            if packed is not None:
+                batch.append(packed)
+                dupe_round += 1
+                continue
             counters = {}
             batch.append(
                 create_pairs(

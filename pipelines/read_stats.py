@@ -10,7 +10,8 @@ class ReadStats:
     """Counters filled in by `pipelines.documents` while it reads.
 
     `skipped` maps a reason to `{file: count}` for input that was dropped: `binary_file`,
-    `empty_file`, `read_error` (count 1 per file) and `giant_line` (count of lines).
+    `empty_file`, `read_error` (an unreadable file, a symlink loop or a dangling link; count 1
+    per file) and `giant_line` (count of lines).
     `repaired` maps a reason to `{file: count}` for input that was kept after a fix: `bom`
     (a UTF-8 byte-order mark removed) and `invalid_utf8` (byte sequences replaced by U+FFFD).
 

@@ -15,20 +15,13 @@ from google.protobuf.message import DecodeError
 
 from pipelines import record_format
 from pipelines.dynamic_masking import remask_batch
+from pipelines.record_files import list_record_files
 from pipelines.special_tokens import CLS_ID, MASK_ID, PAD_ID, SEP_ID
 
 
 def _list_files(file_pattern: str | Sequence[str]) -> list[str]:
-    patterns = [file_pattern] if isinstance(file_pattern, str) else list(file_pattern)
-    if not patterns:
-        raise ValueError("file_pattern is empty: give a glob such as 'out/records/*.tfrecord'")
-    files = set()
-    for pattern in patterns:
-        matched = tf.io.gfile.glob(pattern)
-        if not matched:
-            raise FileNotFoundError(f"no file matches {pattern!r}")
-        files.update(matched)
-    return sorted(files)
+    # Non-shards beside the shards (stats.json, the writer's bookkeeping) are left out, named.
+    return list_record_files(file_pattern, "file_pattern")
 
 
 def _check_first_records(files: list[str], lengths: dict[str, int]) -> None:

@@ -6,10 +6,11 @@ small and fixed, varints are computed for the whole batch with NumPy, and it kee
 its seconds of start-up and hundreds of MB) out of the writer processes. Tests parse the output
 with `tf.io.parse_single_example`.
 
-`ShardWriter` appends framed records to a hidden `.NAME.partial` file, records progress in
-`.NAME.progress.json` at checkpoints (after an fsync), and renames the file to NAME when it is
-finished: a file under its final name is always complete, and a crashed one resumes from its
-last checkpoint.
+`ShardWriter` appends framed records to `.albert_progress/NAME.partial`, records progress in
+`.albert_progress/NAME.progress.json` at checkpoints (after an fsync), and renames the file to
+NAME when it is finished: a file under its final name is always complete, and a crashed one
+resumes from its last checkpoint. The bookkeeping lives in that hidden subfolder so that the
+shard folder holds shards and `stats.json` only (`dir/*.tfrecord*` matches shards alone).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ except ImportError:  # pragma: no cover - the NumPy fallback below is tested dir
 
 _KIND_TAGS = {"float": b"\x12", "int": b"\x1a"}  # Feature.float_list = 2, Feature.int64_list = 3
 _CRC_MASK_DELTA = 0xA282EAD8  # TFRecord's masked CRC-32C
+BOOKKEEPING_DIR = ".albert_progress"
 
 
 def serialize_examples(features: dict[str, np.ndarray]) -> list[bytes]:
@@ -109,25 +111,39 @@ def _split_rows(block: np.ndarray) -> list[bytes]:
     return [data[i : i + width] for i in range(0, len(data), width)]
 
 
+def bookkeeping_dir(output_dir: str) -> str:
+    """The hidden subfolder of `output_dir` holding partial shards and progress records."""
+    return os.path.join(output_dir, BOOKKEEPING_DIR)
+
+
 def partial_path(path: str) -> str:
     """Where `ShardWriter` writes `path` until it is finished."""
     folder, name = os.path.split(path)
-    return os.path.join(folder, f".{name}.partial")
+    return os.path.join(bookkeeping_dir(folder), f"{name}.partial")
 
 
 def progress_path(path: str) -> str:
     """The progress record of shard `path` (JSON), kept after the shard is finished."""
     folder, name = os.path.split(path)
-    return os.path.join(folder, f".{name}.progress.json")
+    return os.path.join(bookkeeping_dir(folder), f"{name}.progress.json")
 
 
 def read_progress(path: str) -> dict | None:
     """The last progress `ShardWriter` recorded for shard `path`, or None."""
-    try:
-        with open(progress_path(path)) as f:
-            return json.load(f)
-    except (OSError, ValueError):
-        return None
+    folder, name = os.path.split(path)
+    # Before the subfolder, progress sat beside the shard as `.NAME.progress.json`.
+    for candidate in (progress_path(path), os.path.join(folder, f".{name}.progress.json")):
+        try:
+            with open(candidate) as f:
+                return json.load(f)
+        except (OSError, ValueError):
+            continue
+    return None
+
+
+def masked_crc(data: bytes) -> int:
+    """TFRecord's masked CRC-32C of `data` (what frames a record's length and its data)."""
+    return _masked_crcs([data])[0]
 
 
 class ShardWriter:
@@ -147,6 +163,7 @@ class ShardWriter:
     def __init__(self, path: str, resume_bytes: int = 0):
         self.path = path
         self._partial = partial_path(path)
+        os.makedirs(os.path.dirname(self._partial), exist_ok=True)
         # The file stays open across calls (the writer's whole life), hence no `with`.
         if resume_bytes:
             self._file = open(self._partial, "r+b")  # noqa: SIM115

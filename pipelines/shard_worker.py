@@ -8,10 +8,13 @@ runs them, in this process or in child processes fed through bounded queues.
 
 from __future__ import annotations
 
+import ctypes
 import dataclasses
 import itertools
 import multiprocessing
+import os
 import queue
+import signal
 import sys
 import threading
 import time
@@ -250,7 +253,9 @@ class _Processes:
 def worker_main(worker_args: dict, inbox, errors) -> None:
     """A child process: builds a `ShardWorker`, feeds it `(group_index, documents)` from `inbox`
     until `None`, then finishes. A failure goes to `errors` as one line, and the exit code is 1.
+    It dies with its parent (see `die_with_parent`), even while it waits on `inbox`.
     """
+    die_with_parent()
     worker = None
     try:
         worker = ShardWorker(**worker_args)
@@ -262,3 +267,35 @@ def worker_main(worker_args: dict, inbox, errors) -> None:
             worker.close()
         errors.put(f"{type(error).__name__}: {error}")
         sys.exit(1)
+
+
+_PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
+_WATCH_SECONDS = 1.0
+
+
+def die_with_parent() -> None:
+    """Makes this (child) process end when its parent does, however the parent ends.
+
+    A parent killed with SIGKILL runs no cleanup: `daemon=True` children would live on,
+    orphaned and blocked on their queue's pipe. On Linux the kernel sends SIGKILL to this
+    process when the parent dies (`prctl(PR_SET_PDEATHSIG)`, through ctypes: the standard
+    library has no wrapper); everywhere, a daemon thread checks the parent's pid every second
+    and exits when it changes (the parent died and this process was re-parented).
+    """
+    parent = multiprocessing.parent_process()
+    parent_pid = parent.pid if parent is not None else os.getppid()
+    if sys.platform == "linux":
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        except (OSError, AttributeError):
+            pass  # no prctl (an unusual libc): the watchdog below still works
+    if os.getppid() != parent_pid:  # the parent died before prctl took effect
+        os._exit(1)
+
+    def watch():
+        while os.getppid() == parent_pid:
+            time.sleep(_WATCH_SECONDS)
+        os._exit(1)  # no cleanup: the parent is gone, partial shards stay for a resume
+
+    threading.Thread(target=watch, name="die-with-parent", daemon=True).start()

@@ -226,7 +226,14 @@ def pack_pairs(
     real = in_a | in_b
     input_ids = np.where(real, np.take(tokens, source, mode="clip") if tokens.size else 0, 0)
     input_ids = input_ids.astype(np.int32, copy=False)
-    token_boundary = (word_starts[input_ids] & real).view(np.uint8)
+    token_boundary = word_starts[input_ids] & real
+    # A [SEP] inside a segment (RoBERTa's between documents, `sentence_packing`) is a word
+    # boundary, and so is the token after it, as at a segment's edges.
+    inner_sep = (input_ids == sep_id) & real
+    if inner_sep.any():
+        token_boundary |= inner_sep
+        token_boundary[:, 1:] |= inner_sep[:, :-1] & real[:, 1:]
+    token_boundary = token_boundary.view(np.uint8)
     # [CLS], the [SEP]s, and each segment's first token: set per row, not by full-width masks.
     rows = np.arange(len(input_ids))
     first_of_b = b_first[:, 0] if two_segments else np.zeros(0, np.int32)

@@ -128,6 +128,27 @@ class SentencePieceEncoder:
         return ids, lengths
 
 
+def spm_vocabulary_size(model_file: str, flag: str = "--spm_model") -> int:
+    """The number of pieces of an ALBERT SentencePiece model, after checking it is one.
+
+    Args:
+        model_file: str. The `.model` file.
+        flag: str. How the one-line error names the input.
+
+    Raises:
+        FileNotFoundError / ValueError: no such file; not a SentencePiece model; no `[CLS]`,
+            `[SEP]` or `[MASK]` piece.
+
+    Example:
+    >>> spm_vocabulary_size("30k-clean.model")
+    30000
+    """
+    try:
+        return SentencePieceEncoder(str(model_file)).vocabulary_size
+    except (FileNotFoundError, ValueError) as error:
+        raise type(error)(f"{flag}: {error}") from None
+
+
 def _word_starts(pieces: list[str]) -> np.ndarray:
     """`_starts_word` of every piece, by C calls over all of them (30k pieces: ~3x faster)."""
     starts = np.ones(len(pieces), bool)

@@ -28,11 +28,11 @@ from collections.abc import Iterable, Iterator
 
 import numpy as np
 import sentencepiece as spm
-from sentencepiece import sentencepiece_model_pb2
 
 from pipelines import atomic_write
 from pipelines.documents import INPUT_FORMATS, iter_file_documents, list_input_files
 from pipelines.read_stats import ReadStats
+from pipelines.sentencepiece_proto import sentencepiece_model_pb2
 from pipelines.special_tokens import SPECIAL_PIECES
 from pipelines.text_normalization import preprocess_texts
 
@@ -265,9 +265,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--input_format", choices=INPUT_FORMATS, default="text")
     parser.add_argument(
         "--input_sentence_size",
+        "--max_sentences",
         type=int,
         default=DEFAULT_INPUT_SENTENCE_SIZE,
-        help="train on a random sample of this many sentences (0: all)",
+        help="train on a seeded uniform sample of this many sentences (0: all), drawn by "
+        "reservoir sampling in one pass: memory holds the sample, whatever the corpus size",
     )
     parser.add_argument("--seed", type=int, default=12345)
     parser.add_argument("--character_coverage", type=float, default=0.99995)
@@ -281,7 +283,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Runs the command; returns the exit status (1 with a one-line reason on bad input)."""
+    """Runs the command; returns the exit status (2 with a one-line reason on bad input, as
+    every other command)."""
     try:
         summary = train_vocab(
             args.input,
@@ -298,7 +301,7 @@ def run(args: argparse.Namespace) -> int:
         )
     except (FileNotFoundError, ValueError) as error:
         print(f"train_vocab: error: {error}", file=sys.stderr)
-        return 1
+        return 2
     read = summary["read"]
     print(
         f"wrote {summary['model']} and {summary['vocab']}: {summary['vocab_size']} pieces from "

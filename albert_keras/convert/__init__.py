@@ -20,6 +20,7 @@ from albert_keras.convert.keras_weights import (
     load_official_weights,
     official_from_model,
     pretrainer_from_official,
+    question_answerer_from_official,
 )
 from albert_keras.convert.official_format import CheckpointError
 from albert_keras.convert.safe_tar import safe_extract_tar
@@ -36,6 +37,7 @@ __all__ = [
     "load_official_weights",
     "official_from_model",
     "pretrainer_from_official",
+    "question_answerer_from_official",
     "read_hf_folder",
     "read_keras_hub",
     "read_tf1_checkpoint",

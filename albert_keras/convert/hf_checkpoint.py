@@ -7,6 +7,7 @@ Read with safetensors' NumPy API, so neither torch nor transformers is needed. P
 from __future__ import annotations
 
 import json
+import os
 import pathlib
 
 import numpy as np
@@ -64,6 +65,9 @@ _OTHER_NAMES = {
     # Both store the SOP kernel as (2, H): no transpose.
     "cls/seq_relationship/output_weights": "sop_classifier.classifier.weight",
     "cls/seq_relationship/output_bias": "sop_classifier.classifier.bias",
+    # AlbertForQuestionAnswering's span head: (2, H) in both, as the official run_squad_v1.
+    "cls/squad/output_weights": "qa_outputs.weight",
+    "cls/squad/output_bias": "qa_outputs.bias",
 }
 # Tied copies HF may write beside their sources, and a non-persistent buffer older files hold.
 _TIED = {
@@ -78,7 +82,7 @@ def official_to_hf_names(config: dict) -> dict[str, tuple[str, bool]]:
     """Maps each official name to `(HF name, transpose)` for a config (official keys)."""
     names = {}
     # HF keeps the E->H projection even when E == H.
-    shapes = official_weight_shapes(config, with_projection=True)
+    shapes = official_weight_shapes(config, with_projection=True, with_squad_head=True)
     for official in shapes:
         if official.startswith("bert/encoder/transformer/"):
             _, _, _, group, inner, rest = official.split("/", 5)
@@ -125,11 +129,15 @@ def read_hf_folder(
     if not any(name.startswith("albert.") for name in hf_weights):
         # A bare AlbertModel is saved without the "albert." prefix.
         hf_weights = {
-            (name if name.startswith(("predictions.", "sop_classifier.")) else f"albert.{name}"): a
+            (
+                name
+                if name.startswith(("predictions.", "sop_classifier.", "qa_outputs."))
+                else f"albert.{name}"
+            ): a
             for name, a in hf_weights.items()
         }
     names = official_to_hf_names(config)
-    expected = official_weight_shapes(config, with_projection=True)
+    expected = official_weight_shapes(config, with_projection=True, with_squad_head=True)
     to_official = {hf: (official, t) for official, (hf, t) in names.items()}
     weights, unknown = {}, []
     for name, array in hf_weights.items():
@@ -163,7 +171,8 @@ def read_hf_folder(
 def write_hf_folder(
     config: dict, weights: dict[str, np.ndarray], directory: str | pathlib.Path
 ) -> pathlib.Path:
-    """Writes `config.json` + `model.safetensors` that `AlbertForPreTraining` loads.
+    """Writes `config.json` + `model.safetensors` that `AlbertForPreTraining` loads (or
+    `AlbertForQuestionAnswering`, when the weights hold the SQuAD span head).
 
     Args:
         config: dict. The official config.
@@ -187,9 +196,13 @@ def write_hf_folder(
     with atomic_write.atomic_path(directory / WEIGHTS_NAME) as partial:
         # transformers refuses safetensors files without a "format" entry.
         save_file(tensors, partial, metadata={"format": "pt"})
+        # safetensors writes through a private temporary file (mode 0600); give it the mode
+        # of its neighbours, as any file this process creates.
+        os.chmod(partial, _new_file_mode())
     hf_config = {key: config[key] for key in CONFIG_TO_BACKBONE}
+    with_squad = any(name.startswith("cls/squad/") for name in weights)
     hf_config.update(
-        architectures=["AlbertForPreTraining"],
+        architectures=["AlbertForQuestionAnswering" if with_squad else "AlbertForPreTraining"],
         model_type="albert",
         hidden_act="gelu_new",  # HF's name for the official tanh-approximate GELU
         hidden_dropout_prob=config.get("hidden_dropout_prob", 0.0),
@@ -205,6 +218,13 @@ def write_hf_folder(
     )
     atomic_write.write_json(directory / "config.json", hf_config, sort_keys=True)
     return directory
+
+
+def _new_file_mode() -> int:
+    """0o666 less the umask: the mode `open()` gives a new file."""
+    umask = os.umask(0)  # the only way to read it; set back at once
+    os.umask(umask)
+    return 0o666 & ~umask
 
 
 def _read_hf_config(path: pathlib.Path) -> tuple[dict, list[str]]:

@@ -13,6 +13,7 @@ import numpy as np
 from albert_keras.convert.official_format import (
     MLM_HEAD,
     SENTENCE_HEAD,
+    SQUAD_HEAD,
     CheckpointError,
     backbone_config_from_official,
     check_official_weights,
@@ -46,8 +47,35 @@ def pretrainer_from_official(config: dict, weights: dict[str, np.ndarray]):
     return pretrainer, fresh
 
 
+def question_answerer_from_official(config: dict, weights: dict[str, np.ndarray]):
+    """Builds an `AlbertQuestionAnswerer` (simple head) holding official-named weights.
+
+    Args:
+        config: dict. The official config.
+        weights: dict. Official-named arrays; `cls/squad/*` (HF's `qa_outputs`) fill the span
+            head, the pretraining heads are not used; absent parts keep their initialization.
+
+    Returns:
+        `(answerer, fresh)`: the model, and the official names it has that the source lacked.
+
+    Example:
+    >>> answerer, fresh = question_answerer_from_official(*read_hf_folder("albert-squad/")[:2])
+    """
+    from albert_keras.models import AlbertBackbone, AlbertQuestionAnswerer
+
+    check_official_weights(weights, config, source="weights")
+    backbone = AlbertBackbone(**backbone_config_from_official(config))
+    answerer = AlbertQuestionAnswerer(backbone, head="simple")
+    used = {name: array for name, array in weights.items()
+            if not name.startswith((MLM_HEAD, SENTENCE_HEAD))}  # fmt: skip
+    assigned = set(load_official_weights(answerer, used))
+    fresh = sorted({n for names, _, _ in _slots(answerer) for n in names} - assigned)
+    return answerer, fresh
+
+
 def load_official_weights(model, weights: dict[str, np.ndarray]) -> list[str]:
-    """Assigns official-named arrays to an `AlbertBackbone` or `AlbertPretrainer`, in place.
+    """Assigns official-named arrays to an `AlbertBackbone`, `AlbertPretrainer` or (simple head)
+    `AlbertQuestionAnswerer`, in place.
 
     Names the model has no place for (heads, for a backbone) are an error; returns the
     official names that were assigned.
@@ -146,6 +174,17 @@ def _slots(model) -> list[tuple[tuple[str, ...], object, str]]:
     slots += _dense("bert/pooler/dense", backbone.pooler)
     if model is backbone:
         return slots
+    if hasattr(model, "span_head") or hasattr(model, "v2_head"):  # AlbertQuestionAnswerer
+        if model.span_head is None:
+            raise CheckpointError(
+                "the v2 SQuAD head has no Hugging Face / official v1 layout; "
+                "convert a head='simple' AlbertQuestionAnswerer"
+            )
+        # The official (2, H) kernel, HF's qa_outputs.weight; a Keras Dense kernel is (H, 2).
+        return slots + [
+            ((f"{SQUAD_HEAD}output_weights",), model.span_head.kernel, "transpose"),
+            ((f"{SQUAD_HEAD}output_bias",), model.span_head.bias, "same"),
+        ]
     head = model.mlm_head  # keras_hub's MaskedLMHead; its output is the tied token embedding
     slots += [
         *_dense(f"{MLM_HEAD}transform/dense", head._intermediate_dense),

@@ -42,6 +42,9 @@ POOLER = "bert/pooler/"
 MLM_HEAD = "cls/predictions/"
 SENTENCE_HEAD = "cls/seq_relationship/"
 OPTIONAL_PARTS = {POOLER: "pooler", MLM_HEAD: "MLM head", SENTENCE_HEAD: "sentence-order head"}
+# The official `run_squad_v1.py` span head (Hugging Face's `qa_outputs`): fine-tuned
+# checkpoints only, so it is expected only where a source has it.
+SQUAD_HEAD = "cls/squad/"
 
 # Training bookkeeping that official checkpoints carry beside the weights: skipped, and counted.
 _BOOKKEEPING = re.compile(r"(^|/)(global_step|adam_[mv]|lamb_[mv]|beta[12]_power)$|Optimizer")
@@ -112,7 +115,7 @@ def official_config_from_backbone(config: dict) -> dict:
 
 
 def official_weight_shapes(
-    config: dict, with_projection: bool | None = None
+    config: dict, with_projection: bool | None = None, with_squad_head: bool = False
 ) -> dict[str, tuple[int, ...]]:
     """Every variable an official ALBERT pretraining checkpoint holds, with its shape.
 
@@ -120,6 +123,8 @@ def official_weight_shapes(
         config: dict. An official config (keys as in `albert_config.json`).
         with_projection: bool. Whether `embedding_hidden_mapping_in` exists; default: when
             embedding_size != hidden_size, as the official code.
+        with_squad_head: bool. Add the SQuAD v1 span head (`cls/squad/output_weights` (2, H),
+            `cls/squad/output_bias` (2,)) of fine-tuned checkpoints.
     """
     vocab, emb, hidden = config["vocab_size"], config["embedding_size"], config["hidden_size"]
     inter = config["intermediate_size"]
@@ -161,6 +166,9 @@ def official_weight_shapes(
             "cls/seq_relationship/output_bias": (2,),
         }
     )
+    if with_squad_head:
+        shapes[f"{SQUAD_HEAD}output_weights"] = (2, hidden)
+        shapes[f"{SQUAD_HEAD}output_bias"] = (2,)
     return shapes
 
 
@@ -173,7 +181,9 @@ def check_official_weights(
     may be absent whole, not in part), and the first wrong shape with both shapes.
     `display_names` maps official names to the source's own names for the messages.
     """
-    expected = official_weight_shapes(config)
+    # The SQuAD head, like the optional parts, is present whole or absent whole.
+    with_squad = any(name.startswith(SQUAD_HEAD) for name in weights)
+    expected = official_weight_shapes(config, with_squad_head=with_squad)
     display_names = display_names or {}
     unknown = sorted(set(weights) - set(expected))
     if unknown:

@@ -10,23 +10,29 @@ import numpy as np
 
 @dataclasses.dataclass(frozen=True)
 class TsvLayout:
-    """Where the fields of one GLUE TSV file are (0-based columns; -1 is the last column).
+    """Where the fields of one GLUE TSV file are: header names, or 0-based columns.
+
+    A file with a header names its columns: a field given as a name (`"sentence2"`) is found
+    by name, and a file whose header lacks it is refused (a missing column would otherwise
+    shift the label into a text field). A field given as an int is a column number (-1 the
+    last), for header-less files (CoLA train/dev) and hand-made layouts.
 
     Args:
         file: str. The file name inside the task's folder, e.g. `"dev_matched.tsv"`.
-        text_a: int. Column of the first sentence.
-        text_b: int or None. Column of the second sentence; `None` for single-sentence tasks.
-        label: int or None. Column of the label; `None` in test files (no labels).
-        index: int or None. Column of the example id GLUE's submission wants; `None`: row number.
+        text_a: str or int. Column of the first sentence.
+        text_b: str, int or None. Column of the second sentence; `None` for one-sentence tasks.
+        label: str, int or None. Column of the label; `None` in test files (no labels).
+        index: str, int or None. Column of the example id GLUE's submission wants; `None`: the
+            row number.
         num_columns: int or None. Fields per row for a file without a header (CoLA train/dev);
             `None` means the file has a header row, whose width every row must have.
     """
 
     file: str
-    text_a: int
-    text_b: int | None
-    label: int | None
-    index: int | None = None
+    text_a: int | str
+    text_b: int | str | None
+    label: int | str | None
+    index: int | str | None = None
     num_columns: int | None = None
 
     @property

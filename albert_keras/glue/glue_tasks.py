@@ -1,6 +1,7 @@
 """The GLUE task registry: the nine tasks plus AX, as GLUE's download lays their files out.
 
-Columns follow the official `classifier_utils.py` processors (which read GLUE's own TSVs);
+Columns follow the official `classifier_utils.py` processors (which read GLUE's own TSVs), found
+by their header names (a file lacking one is refused; CoLA's header-less train/dev by count);
 label lists keep the official order, so class ids match official checkpoints' heads.
 Fine-tuning defaults are the official `run_glue.sh` (learning rate, batch size, warmup steps,
 train steps, checkpoint-and-evaluate interval) with max_seq_length 512.
@@ -16,7 +17,12 @@ _ENTAILMENT = ("entailment", "not_entailment")
 _MNLI_TFDS = ("entailment", "neutral", "contradiction")
 
 
-def _pair(file, a, b, label, index=None):
+_SENTENCES = ("sentence1", "sentence2")
+_QQP = ("question1", "question2")
+_MRPC = ("#1 String", "#2 String")
+
+
+def _pair(file, a, b, label, index="index"):
     return TsvLayout(file, text_a=a, text_b=b, label=label, index=index)
 
 
@@ -31,7 +37,7 @@ GLUE_TASKS: dict[str, GlueTask] = {
             splits={
                 "train": TsvLayout("train.tsv", text_a=3, text_b=None, label=1, num_columns=4),
                 "dev": TsvLayout("dev.tsv", text_a=3, text_b=None, label=1, num_columns=4),
-                "test": TsvLayout("test.tsv", text_a=1, text_b=None, label=None, index=0),
+                "test": TsvLayout("test.tsv", "sentence", text_b=None, label=None, index="index"),
             },
             labels=_BINARY,
             metrics=("matthews_corrcoef",),
@@ -50,9 +56,9 @@ GLUE_TASKS: dict[str, GlueTask] = {
             name="SST-2",
             directory="SST-2",
             splits={
-                "train": TsvLayout("train.tsv", text_a=0, text_b=None, label=1),
-                "dev": TsvLayout("dev.tsv", text_a=0, text_b=None, label=1),
-                "test": TsvLayout("test.tsv", text_a=1, text_b=None, label=None, index=0),
+                "train": TsvLayout("train.tsv", "sentence", text_b=None, label="label"),
+                "dev": TsvLayout("dev.tsv", "sentence", text_b=None, label="label"),
+                "test": TsvLayout("test.tsv", "sentence", text_b=None, label=None, index="index"),
             },
             labels=_BINARY,
             metrics=("accuracy",),
@@ -72,9 +78,9 @@ GLUE_TASKS: dict[str, GlueTask] = {
             directory="MRPC",
             # Quality, #1 ID, #2 ID, #1 String, #2 String (test: index instead of Quality).
             splits={
-                "train": _pair("train.tsv", 3, 4, label=0),
-                "dev": _pair("dev.tsv", 3, 4, label=0),
-                "test": _pair("test.tsv", 3, 4, label=None, index=0),
+                "train": _pair("train.tsv", *_MRPC, label="Quality", index=None),
+                "dev": _pair("dev.tsv", *_MRPC, label="Quality", index=None),
+                "test": _pair("test.tsv", *_MRPC, label=None),
             },
             labels=_BINARY,
             metrics=("f1", "accuracy"),
@@ -95,9 +101,9 @@ GLUE_TASKS: dict[str, GlueTask] = {
             # index, genre, filename, year, old_index, source1, source2, sentence1, sentence2,
             # score (the test file stops before score).
             splits={
-                "train": _pair("train.tsv", 7, 8, label=-1, index=0),
-                "dev": _pair("dev.tsv", 7, 8, label=-1, index=0),
-                "test": _pair("test.tsv", 7, 8, label=None, index=0),
+                "train": _pair("train.tsv", "sentence1", "sentence2", label="score", index="index"),
+                "dev": _pair("dev.tsv", "sentence1", "sentence2", label="score", index="index"),
+                "test": _pair("test.tsv", "sentence1", "sentence2", label=None, index="index"),
             },
             labels=None,
             metrics=("pearson", "spearman"),
@@ -116,9 +122,9 @@ GLUE_TASKS: dict[str, GlueTask] = {
             directory="QQP",
             # id, qid1, qid2, question1, question2, is_duplicate; test: id, question1, question2.
             splits={
-                "train": _pair("train.tsv", 3, 4, label=5, index=0),
-                "dev": _pair("dev.tsv", 3, 4, label=5, index=0),
-                "test": _pair("test.tsv", 1, 2, label=None, index=0),
+                "train": _pair("train.tsv", *_QQP, label="is_duplicate", index="id"),
+                "dev": _pair("dev.tsv", *_QQP, label="is_duplicate", index="id"),
+                "test": _pair("test.tsv", *_QQP, label=None, index="id"),
             },
             labels=_BINARY,
             metrics=("f1", "accuracy"),
@@ -139,11 +145,11 @@ GLUE_TASKS: dict[str, GlueTask] = {
             # sentence1/sentence2 are columns 8/9 in every file; gold_label is the last column
             # of train (12 columns) and dev (16 columns: five annotator labels).
             splits={
-                "train": _pair("train.tsv", 8, 9, label=-1, index=0),
-                "dev_matched": _pair("dev_matched.tsv", 8, 9, label=-1, index=0),
-                "dev_mismatched": _pair("dev_mismatched.tsv", 8, 9, label=-1, index=0),
-                "test_matched": _pair("test_matched.tsv", 8, 9, label=None, index=0),
-                "test_mismatched": _pair("test_mismatched.tsv", 8, 9, label=None, index=0),
+                "train": _pair("train.tsv", *_SENTENCES, label="gold_label"),
+                "dev_matched": _pair("dev_matched.tsv", *_SENTENCES, label="gold_label"),
+                "dev_mismatched": _pair("dev_mismatched.tsv", *_SENTENCES, label="gold_label"),
+                "test_matched": _pair("test_matched.tsv", *_SENTENCES, label=None),
+                "test_mismatched": _pair("test_mismatched.tsv", *_SENTENCES, label=None),
             },
             labels=_NLI,
             metrics=("accuracy",),
@@ -163,9 +169,9 @@ GLUE_TASKS: dict[str, GlueTask] = {
             name="QNLI",
             directory="QNLI",
             splits={
-                "train": _pair("train.tsv", 1, 2, label=-1, index=0),
-                "dev": _pair("dev.tsv", 1, 2, label=-1, index=0),
-                "test": _pair("test.tsv", 1, 2, label=None, index=0),
+                "train": _pair("train.tsv", "question", "sentence", label="label"),
+                "dev": _pair("dev.tsv", "question", "sentence", label="label"),
+                "test": _pair("test.tsv", "question", "sentence", label=None),
             },
             labels=_ENTAILMENT,
             metrics=("accuracy",),
@@ -184,9 +190,9 @@ GLUE_TASKS: dict[str, GlueTask] = {
             name="RTE",
             directory="RTE",
             splits={
-                "train": _pair("train.tsv", 1, 2, label=-1, index=0),
-                "dev": _pair("dev.tsv", 1, 2, label=-1, index=0),
-                "test": _pair("test.tsv", 1, 2, label=None, index=0),
+                "train": _pair("train.tsv", *_SENTENCES, label="label"),
+                "dev": _pair("dev.tsv", *_SENTENCES, label="label"),
+                "test": _pair("test.tsv", *_SENTENCES, label=None),
             },
             labels=_ENTAILMENT,
             metrics=("accuracy",),
@@ -205,9 +211,9 @@ GLUE_TASKS: dict[str, GlueTask] = {
             name="WNLI",
             directory="WNLI",
             splits={
-                "train": _pair("train.tsv", 1, 2, label=-1, index=0),
-                "dev": _pair("dev.tsv", 1, 2, label=-1, index=0),
-                "test": _pair("test.tsv", 1, 2, label=None, index=0),
+                "train": _pair("train.tsv", *_SENTENCES, label="label"),
+                "dev": _pair("dev.tsv", *_SENTENCES, label="label"),
+                "test": _pair("test.tsv", *_SENTENCES, label=None),
             },
             labels=_BINARY,
             metrics=("accuracy",),
@@ -228,7 +234,7 @@ GLUE_TASKS: dict[str, GlueTask] = {
             name="AX",
             directory="diagnostic",
             # GLUE's diagnostic set: predictions only, made with an MNLI model.
-            splits={"test": _pair("diagnostic.tsv", 1, 2, label=None, index=0)},
+            splits={"test": _pair("diagnostic.tsv", *_SENTENCES, label=None)},
             labels=_NLI,
             metrics=("matthews_corrcoef",),
             dev_splits=(),

@@ -24,9 +24,10 @@ def read_glue_tsv(glue_dir: str | os.PathLike, task: str | GlueTask, split: str)
     """Reads one split of a GLUE task from GLUE's TSV layout.
 
     As GLUE and the official code, fields are split on tabs with no quoting
-    (`csv.QUOTE_NONE`: MRPC and RTE sentences hold bare `"` characters). Every row must have
-    the header's width (or the fixed width of CoLA's header-less train/dev files) and a known
-    label; otherwise a `ValueError` names the file and line.
+    (`csv.QUOTE_NONE`: MRPC and RTE sentences hold bare `"` characters). Columns are found by
+    their header names, and a header lacking one the task needs is refused; every row must
+    have the header's width (or the fixed width of CoLA's header-less train/dev files) and a
+    known label; otherwise a `ValueError` names the file and line.
 
     Args:
         glue_dir: path. The folder holding `CoLA/`, `SST-2/`, `MNLI/`, `diagnostic/`, ...
@@ -55,7 +56,9 @@ def read_glue_tsv(glue_dir: str | os.PathLike, task: str | GlueTask, split: str)
         # utf-8-sig: tolerate a byte-order mark (the raw MSRP files carry one).
         with open(path, encoding="utf-8-sig", newline="") as f:
             reader = csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE)
-            width = layout.num_columns or len(next(reader, []))
+            header = None if layout.num_columns else next(reader, [])
+            width = layout.num_columns or len(header)
+            columns = _columns(task, split, layout, header, path)
             for row in reader:
                 if not row:  # a blank line (e.g. a trailing one) holds no example
                     continue
@@ -64,12 +67,12 @@ def read_glue_tsv(glue_dir: str | os.PathLike, task: str | GlueTask, split: str)
                     raise ValueError(
                         f"{where}: expected {width} tab-separated fields, found {len(row)}"
                     )
-                index.append(row[layout.index] if layout.index is not None else str(len(index)))
-                text_a.append(row[layout.text_a])
-                if layout.text_b is not None:
-                    text_b.append(row[layout.text_b])
-                if layout.label is not None:
-                    labels.append(_parse_label(task, row[layout.label], where))
+                index.append(row[columns["index"]] if "index" in columns else str(len(index)))
+                text_a.append(row[columns["text_a"]])
+                if "text_b" in columns:
+                    text_b.append(row[columns["text_b"]])
+                if "label" in columns:
+                    labels.append(_parse_label(task, row[columns["label"]], where))
     except UnicodeDecodeError as error:
         raise ValueError(f"{path}: not UTF-8 text ({error.reason} at byte {error.start})") from None
     except csv.Error as error:
@@ -96,6 +99,43 @@ def _layout(task: GlueTask, split: str) -> TsvLayout:
             f"{task.name} has no split {split!r}; choose from {', '.join(task.splits)}"
         )
     return task.splits[split]
+
+
+def _columns(
+    task: GlueTask, split: str, layout: TsvLayout, header: list[str] | None, path: pathlib.Path
+) -> dict[str, int]:
+    """Field -> column number, fields named in the layout looked up in the header.
+
+    A header lacking a named field (RTE without `sentence2`, SST-2 without `label`) is refused,
+    naming the file and line 1: reading by position would put another column in its place.
+    """
+    fields = {
+        name: getattr(layout, name)
+        for name in ("text_a", "text_b", "label", "index")
+        if getattr(layout, name) is not None
+    }
+    named = {field: column for field, column in fields.items() if isinstance(column, str)}
+    if named and header is None:
+        raise ValueError(f"{task.name} {split}: a layout naming columns needs a header row")
+    found = {name.strip().lower(): i for i, name in reversed(list(enumerate(header or [])))}
+    missing = [column for column in named.values() if column.lower() not in found]
+    if missing:
+        raise ValueError(
+            f"{path}:1: the header has no {', '.join(repr(m) for m in missing)} column "
+            f"({task.name} {split} needs {', '.join(named.values())}; found "
+            f"{', '.join(header) if any(header) else 'an empty line'})"
+        )
+    width = layout.num_columns or len(header)
+    columns = {}
+    for field, column in fields.items():
+        number = found[column.lower()] if isinstance(column, str) else column
+        if not -width <= number < width:
+            raise ValueError(
+                f"{path}: {task.name} {split} expects a column {number} ({field}) but rows have "
+                f"{width} fields"
+            )
+        columns[field] = number
+    return columns
 
 
 def _parse_label(task: GlueTask, value: str, where: str) -> int | float:

@@ -3,20 +3,21 @@
 import keras
 from keras import ops
 
-from albert_keras.layers.fast_paths import use_hand_written_gradients
-from albert_keras.layers.fused_kernels import fused_gelu
+from albert_keras.layers.fast_paths import fast_paths_enabled, fused_gelu
 
 
 @keras.saving.register_keras_serializable(package="albert_keras")
 def gelu_approximate(x):
     """`0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3)))`, as BERT's and ALBERT's `gelu`.
 
-    On TensorFlow it is `fused_gelu`: the forward and a hand-written derivative each one
-    XLA-fused loop, where automatic differentiation of the formula makes about twelve
-    elementwise passes over the FFN's (batch, time, I) activations (benchmarks/README.md).
-    JAX and torch fuse `ops.gelu` themselves. A plain function wraps it because the
+    The reference is `ops.gelu(approximate=True)`; on TensorFlow the fast path `fused_gelu`
+    (`albert_keras.layers.fast_paths`) computes it. A plain function wraps it because the
     backends' custom-gradient objects do not serialize as a Keras activation.
+
+    Example:
+    >>> [round(float(v), 4) for v in gelu_approximate(keras.ops.convert_to_tensor([0.0, 1.0]))]
+    [0.0, 0.8412]
     """
-    if use_hand_written_gradients():
+    if fast_paths_enabled():
         return fused_gelu(x)
     return ops.gelu(x, approximate=True)

@@ -5,6 +5,7 @@ from keras import ops
 
 from albert_keras.layers.factorized_embedding import albert_initializer
 from albert_keras.layers.fast_layer_normalization import FastLayerNormalization
+from albert_keras.layers.fast_paths import explicit_attention, fast_paths_enabled
 from albert_keras.layers.validation import check_positive, check_rate
 
 
@@ -17,14 +18,11 @@ class SelfAttentionBlock(keras.layers.Layer):
     into the (batch, time, heads, head_dim) layout of `keras.ops.dot_product_attention`, which
     JAX and torch run with their fused kernels. The softmax is float32 under mixed precision.
 
-    TensorFlow has no fused attention kernel (its `dot_product_attention` is an einsum plus a
-    `where` over the whole batch x heads x time x time logits, forward and backward), so there
-    the block computes attention explicitly: batched matmuls in (batch, heads, time, head_dim)
-    layout, the scale on the queries, and padding as an additive -1e9 bias on the float32
-    logits (a CPU train step is 1.2-1.5x faster; benchmarks/README.md). The same path serves
-    `dropout > 0` in training (the BERT presets) on every backend, since
-    `dot_product_attention` has no dropout on the probabilities, which the official code
-    drops out.
+    TensorFlow has no fused attention kernel, so there the block takes the fast path
+    `explicit_attention` (`albert_keras.layers.fast_paths`: batched matmuls, padding as an
+    additive bias; a CPU train step is 1.2-1.5x faster). The same function serves `dropout > 0`
+    in training (the BERT presets) on every backend, since `dot_product_attention` has no
+    dropout on the probabilities, which the official code drops out.
 
     Args:
         num_heads: int. The number of attention heads; must divide the input width H.
@@ -91,27 +89,16 @@ class SelfAttentionBlock(keras.layers.Layer):
             ops.reshape(part, heads_shape) for part in ops.split(self.qkv_dense(inputs), 3, axis=-1)
         )
         dropout = training and self.dropout > 0
-        if dropout or keras.backend.backend() == "tensorflow":
-            x = self._explicit_attention(query, key, value, attention_mask, training)
+        if dropout or fast_paths_enabled():
+            x = explicit_attention(
+                query, key, value, attention_mask, self.probs_dropout, training=training
+            )
         else:
             x = ops.dot_product_attention(query, key, value, mask=attention_mask)
         x = ops.reshape(x, (batch_size, length, hidden_dim))
         x = self.output_dense(x)
         x = self.output_dropout(x, training=training)
         return self.layer_norm(inputs + x)
-
-    def _explicit_attention(self, query, key, value, attention_mask, training):
-        scale = 1.0 / float(self.head_dim) ** 0.5
-        query = ops.transpose(query, (0, 2, 1, 3)) * scale  # T x head_dim values, not T x T
-        key = ops.transpose(key, (0, 2, 3, 1))
-        value = ops.transpose(value, (0, 2, 1, 3))
-        logits = ops.cast(ops.matmul(query, key), "float32")
-        if attention_mask is not None:
-            # Added, not selected: the bias is (batch, 1, 1, keys) and its gradient is free.
-            logits = logits + ops.where(attention_mask, 0.0, -1e9)
-        probs = ops.cast(ops.softmax(logits, axis=-1), self.compute_dtype)
-        probs = self.probs_dropout(probs, training=training)
-        return ops.transpose(ops.matmul(probs, value), (0, 2, 1, 3))
 
     def compute_output_shape(self, inputs_shape):
         return inputs_shape

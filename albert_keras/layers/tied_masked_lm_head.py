@@ -4,6 +4,8 @@ import keras
 from keras import ops
 from keras_hub.layers import MaskedLMHead
 
+from albert_keras.layers.fast_paths import fast_paths_enabled, tied_logits
+
 
 @keras.saving.register_keras_serializable(package="albert_keras")
 class TiedMaskedLMHead(MaskedLMHead):
@@ -29,7 +31,7 @@ class TiedMaskedLMHead(MaskedLMHead):
     def call(self, inputs, mask_positions):
         embedding = self.token_embedding
         if (
-            keras.backend.backend() != "tensorflow"
+            not fast_paths_enabled()
             or embedding is None
             or not embedding.tie_weights
             or embedding.logit_soft_cap is not None
@@ -44,23 +46,9 @@ class TiedMaskedLMHead(MaskedLMHead):
             x = ops.cast(x, embedding.reverse_dtype)
             table = ops.cast(table, embedding.reverse_dtype)
         batch_size, positions = ops.shape(x)[0], ops.shape(x)[1]
-        logits = _tied_logits(ops.reshape(x, (-1, ops.shape(x)[-1])), table)
+        logits = tied_logits(ops.reshape(x, (-1, ops.shape(x)[-1])), table)
         logits = ops.reshape(logits, (batch_size, positions, -1))
         outputs = ops.cast(logits, self.compute_dtype) + self._bias
         if self.activation is not None:
             outputs = self.activation(outputs)
         return outputs
-
-
-@ops.custom_gradient
-def _tied_logits(x, table):
-    """`x @ transpose(table)` for x (N, E) and table (V, E), with its gradient in (V, E) layout."""
-
-    def grad(*args, upstream=None):
-        if upstream is None:  # TF passes the upstream gradient positionally
-            (upstream,) = args
-        dx = ops.matmul(upstream, ops.cast(table, upstream.dtype))
-        dtable = ops.matmul(ops.transpose(upstream), ops.cast(x, upstream.dtype))
-        return ops.cast(dx, x.dtype), ops.cast(dtable, table.dtype)
-
-    return ops.matmul(x, ops.transpose(table)), grad

@@ -1,9 +1,11 @@
-"""ALBERT's models: the backbone, the pretrainer and the classifier."""
+"""ALBERT's models: the backbone, the pretrainer, the classifier and the question answerer."""
 
 from albert_keras.models.albert_backbone import AlbertBackbone
 from albert_keras.models.albert_classifier import AlbertClassifier
 from albert_keras.models.albert_presets import BACKBONE_PRESETS
 from albert_keras.models.albert_pretrainer import SENTENCE_OBJECTIVES, AlbertPretrainer
+from albert_keras.models.albert_question_answerer import AlbertQuestionAnswerer
+from albert_keras.models.squad_span_loss import SquadSpanLoss
 
 __all__ = [
     "BACKBONE_PRESETS",
@@ -11,4 +13,6 @@ __all__ = [
     "AlbertBackbone",
     "AlbertClassifier",
     "AlbertPretrainer",
+    "AlbertQuestionAnswerer",
+    "SquadSpanLoss",
 ]

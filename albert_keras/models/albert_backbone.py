@@ -135,22 +135,30 @@ class AlbertBackbone(keras.Model):
 
     @classmethod
     def from_preset(cls, preset: str, **kwargs) -> "AlbertBackbone":
-        """A randomly initialized backbone with a preset's architecture.
+        """A backbone from an architecture name (random weights) or from released weights.
 
         Args:
-            preset: str. One of `AlbertBackbone.presets`: `albert_base`, `albert_large`,
-                `albert_xlarge`, `albert_xxlarge` (official v2 configs, no dropout), `bert_base`,
-                `bert_large` (E == H, `sharing="none"`, dropout 0.1, and V = 30000: the paper's
-                BERT baselines used ALBERT's SentencePiece vocabulary, not BERT's 30,522).
-            **kwargs: constructor arguments that override the preset's (e.g. `dropout=0.1`).
+            preset: str. An architecture of `AlbertBackbone.presets`, randomly initialized:
+                `albert_base`, `albert_large`, `albert_xlarge`, `albert_xxlarge` (official v2
+                configs, no dropout), `bert_base`, `bert_large` (E == H, `sharing="none"`,
+                dropout 0.1, and V = 30000: the paper's BERT baselines used ALBERT's
+                SentencePiece vocabulary, not BERT's 30,522). Or weights: an official release
+                (`albert_base_v2`, ..., `albert_xxlarge_v1`; downloaded and converted once,
+                then read from the cache), `hf://ORG/NAME`, a keras-hub name or `kaggle://`
+                handle, or a local `.keras` file / checkpoint folder / tarball (see
+                `albert_keras.presets`).
+            **kwargs: constructor arguments that override the preset's (e.g. `dropout=0.1`);
+                with weights, only those that keep the weights' shapes.
 
         Example:
         >>> AlbertBackbone.from_preset("albert_large").num_layers
         24
         """
-        if preset not in cls.presets:
-            raise ValueError(f"unknown preset {preset!r}; choose one of {sorted(cls.presets)}")
-        return cls(**{**cls.presets[preset], **kwargs})
+        if preset in cls.presets:
+            return cls(**{**cls.presets[preset], **kwargs})
+        from albert_keras.presets import load_backbone
+
+        return load_backbone(preset, **kwargs)
 
     def get_config(self):
         # Not chained to super(): a functional model's config is its layer graph, which is

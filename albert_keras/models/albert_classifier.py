@@ -5,20 +5,27 @@ import keras
 from albert_keras.layers.factorized_embedding import albert_initializer
 from albert_keras.layers.validation import check_positive, check_rate
 from albert_keras.models.compile_defaults import compile_from_saved_config, default_optimizer
+from albert_keras.models.text_inputs import TextInputs
 
 
 @keras.saving.register_keras_serializable(package="albert_keras")
-class AlbertClassifier(keras.Model):
+class AlbertClassifier(TextInputs, keras.Model):
     """Dropout on the backbone's pooled output, then Dense(num_classes): logits (batch, classes).
 
     A functional `keras.Model` whose inputs are the backbone's (`token_ids`, `segment_ids`,
     `padding_mask`). `num_classes=1` is regression (GLUE STS-B): one unbounded score. The output
     layer runs in float32, so logits stay float32 under mixed precision.
 
+    With a `preprocessor` (keras-hub's Task pattern), `fit`, `evaluate` and `predict` also take
+    raw strings, or `(texts_a, texts_b)` pairs (see `TextInputs`), and the preprocessor is saved
+    with the model in its `.keras` file (vocabulary included). `from_preset` builds one from
+    released weights and their vocabulary.
+
     Args:
         backbone: `AlbertBackbone`. The encoder, fine-tuned with the head.
         num_classes: int. The number of classes; 1 for regression.
         dropout: float. Dropout rate on the pooled output (0.1 as the official `run_classifier`).
+        preprocessor: `AlbertPreprocessor` or None. Turns raw text into the backbone's inputs.
         **kwargs: passed to `keras.Model` (e.g. `name`).
 
     Example:
@@ -27,7 +34,7 @@ class AlbertClassifier(keras.Model):
     >>> classifier.fit({"token_ids": ..., "segment_ids": ..., "padding_mask": ...}, labels)
     """
 
-    def __init__(self, backbone, num_classes=2, dropout=0.1, **kwargs):
+    def __init__(self, backbone, num_classes=2, dropout=0.1, preprocessor=None, **kwargs):
         check_positive(num_classes=num_classes)
         check_rate("dropout", dropout)
 
@@ -51,6 +58,29 @@ class AlbertClassifier(keras.Model):
         # === Config ===
         self.num_classes = num_classes
         self.dropout = dropout
+        self.preprocessor = preprocessor
+
+    @classmethod
+    def from_preset(cls, preset: str, num_classes: int = 2, **kwargs) -> "AlbertClassifier":
+        """A classifier on a preset's backbone, with its vocabulary's preprocessor.
+
+        Args:
+            preset: str. As `AlbertBackbone.from_preset`: released weights (their
+                SentencePiece model becomes the preprocessor) or an architecture name (random
+                weights, no preprocessor).
+            num_classes: int. 1 for regression.
+            **kwargs: `sequence_length` (the preprocessor's; default the backbone's
+                `max_sequence_length`), `backbone_kwargs` (backbone overrides), and the
+                constructor's (`dropout`, `preprocessor`, `name`).
+
+        Example:
+        >>> classifier = AlbertClassifier.from_preset("albert_base_v2", num_classes=2)
+        ... # doctest: +SKIP
+        >>> classifier.predict(["a delight from start to finish", "a mess"])  # doctest: +SKIP
+        """
+        from albert_keras.presets import task_from_preset
+
+        return task_from_preset(cls, preset, num_classes=num_classes, **kwargs)
 
     def compile(self, optimizer="auto", loss="auto", metrics="auto", **kwargs):
         """`keras.Model.compile` with defaults for classification and regression.
@@ -88,10 +118,21 @@ class AlbertClassifier(keras.Model):
             "backbone": keras.saving.serialize_keras_object(self.backbone),
             "num_classes": self.num_classes,
             "dropout": self.dropout,
+            "preprocessor": (
+                None
+                if self.preprocessor is None
+                else keras.saving.serialize_keras_object(self.preprocessor)
+            ),
         }
 
     @classmethod
     def from_config(cls, config):
         config = dict(config)
         config["backbone"] = keras.saving.deserialize_keras_object(config["backbone"])
+        if isinstance(config.get("preprocessor"), dict):
+            # Registers AlbertPreprocessor / AlbertTokenizer (tensorflow-text is only loaded
+            # for models that have a preprocessor).
+            import albert_keras.preprocessing  # noqa: F401
+
+            config["preprocessor"] = keras.saving.deserialize_keras_object(config["preprocessor"])
         return cls(**config)

@@ -92,6 +92,38 @@ class AlbertPretrainer(keras.Model):
         # work before the first batch, as they do for the functional backbone.
         self.build()
 
+    @classmethod
+    def from_preset(cls, preset: str, sentence_objective: str | None = "sop", **kwargs):
+        """A pretrainer from released weights (backbone and heads) or an architecture name.
+
+        Args:
+            preset: str. As `AlbertBackbone.from_preset`. An architecture name gives random
+                weights; weights with heads (official releases, `hf://`, our `.keras`)
+                keep them; keras-hub's, which have none, get fresh heads.
+            sentence_objective: `"sop"`, `"nsp"` or `None`; the released heads are SOP's.
+            **kwargs: passed to `AlbertBackbone.from_preset` for an architecture name.
+
+        Example:
+        >>> AlbertPretrainer.from_preset("albert_base").sentence_objective
+        'sop'
+        """
+        from albert_keras.models.albert_backbone import AlbertBackbone
+        from albert_keras.presets import has_weights, load_pretrainer
+
+        if not has_weights(preset):
+            return cls(AlbertBackbone.from_preset(preset, **kwargs), sentence_objective)
+        if kwargs:
+            raise ValueError(f"{preset}: released weights take no backbone overrides {kwargs}")
+        pretrainer = load_pretrainer(preset)
+        if not isinstance(pretrainer, cls):  # a backbone or a classifier: fresh heads
+            pretrainer = cls(getattr(pretrainer, "backbone", pretrainer), sentence_objective)
+        elif sentence_objective != pretrainer.sentence_objective:
+            # The MLM head is kept; the sentence head is the other objective's, fresh.
+            switched = cls(pretrainer.backbone, sentence_objective)
+            switched.mlm_head.set_weights(pretrainer.mlm_head.get_weights())
+            pretrainer = switched
+        return pretrainer
+
     def build(self, input_shape=None):
         if (
             self.built

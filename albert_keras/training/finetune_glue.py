@@ -35,6 +35,7 @@ from albert_keras.glue.tfds_reader import read_glue_tfds
 from albert_keras.glue.tsv_reader import read_glue_tsv
 from albert_keras.models import AlbertBackbone, AlbertClassifier
 from albert_keras.optimizers import AdamWeightDecay, WarmupLinearDecay
+from albert_keras.training.step_progress import progress_callbacks
 from pipelines import atomic_write
 
 
@@ -76,7 +77,7 @@ def finetune_glue(
         patience: int. Evaluations without improvement before stopping; 0 never stops early.
         seed: int. Seeds Keras (head init, dropout) and the shuffle.
         jit_compile: `"auto"` (Keras's choice: XLA on GPU / TPU, not on CPU) or a bool.
-        verbose: passed to `fit` (0 silent, "auto" progress bars).
+        verbose: 0 is silent; otherwise one progress line in steps every ~10 s (`StepProgress`).
 
     Returns:
         dict: what `metrics.json` holds.
@@ -191,13 +192,14 @@ def _fit(classifier, task, train_data, dev_inputs, devs, settings, output_dir, v
                 monitor=monitor, mode="max", patience=settings["patience"]
             )
         )
+    fit_verbose, progress = progress_callbacks(verbose, settings["max_steps"])
     classifier.fit(
         train_data,
         steps_per_epoch=settings["eval_every"],
         epochs=math.ceil(settings["max_steps"] / settings["eval_every"]),
-        callbacks=callbacks,
+        callbacks=callbacks + progress,
         shuffle=False,  # glue_dataset shuffles, seeded
-        verbose=verbose,
+        verbose=fit_verbose,
     )
     steps_trained = int(keras.ops.convert_to_numpy(classifier.optimizer.iterations))
     # A weights file, loaded in place: the compiled predict function is reused. (It holds the

@@ -19,11 +19,20 @@ import time
 import keras
 
 from albert_keras.models import AlbertBackbone, AlbertPretrainer
-from albert_keras.optimizers import Lamb, WarmupLinearDecay
+from albert_keras.optimizers import Lamb, PerUpdateSchedule, WarmupLinearDecay, micro_batch_size
 from albert_keras.training import strategy as strategies
+from albert_keras.training.init_from import (
+    count_pieces,
+    init_backbone_config,
+    initialize_from,
+    load_init_source,
+)
 from albert_keras.training.pretraining_stream import count_records, pretraining_stream
 from albert_keras.training.step_checkpoint import StepCheckpoint
+from albert_keras.training.step_progress import progress_callbacks
 from pipelines import atomic_write, read_pretraining_records, record_format
+from pipelines.record_files import check_token_ids, list_record_files
+from pipelines.tokenization import spm_vocabulary_size
 
 # The official run: 3,125 warmup steps of 125,000.
 OFFICIAL_WARMUP_FRACTION = 3125 / 125_000
@@ -54,6 +63,8 @@ def pretrain(
     spm_model: str | None = None,
     seed: int = 12345,
     verbose: str | int = "auto",
+    init_from: str | None = None,
+    gradient_accumulation_steps: int = 1,
 ) -> dict:
     """Pretrains an `AlbertPretrainer` on TFRecords; returns (and writes) the run's summary.
 
@@ -82,7 +93,17 @@ def pretrain(
         spm_model: str. SentencePiece model copied beside the outputs; sets the vocabulary size
             unless `config` does.
         seed: int. Seeds the initial weights, the data order and dynamic masks.
-        verbose: passed to `fit`.
+        verbose: 0 is silent; otherwise one progress line in steps every ~10 s
+            (`StepProgress`).
+        init_from: str. Start from these weights instead of random ones (`load_init_source`):
+            the architecture is theirs (`preset` is ignored; `config` may change `dropout`),
+            and their MLM / sentence heads are used when they have them; a note says what is
+            fresh. A resumed run continues from its checkpoint as usual.
+        gradient_accumulation_steps: int. Each `batch_size` batch is computed as this many
+            forward passes of `batch_size / k` examples whose mean gradient makes one update
+            (Keras's optimizer accumulation; LAMB's trust ratio sees the accumulated gradient),
+            so the paper's batch of 4096 fits on one device. `max_steps`, `checkpoint_every`
+            and the learning-rate schedule stay in updates.
 
     Example:
     >>> summary = pretrain("out/records/*.tfrecord", "run/", preset="albert_base",
@@ -104,16 +125,23 @@ def pretrain(
     if spm_model and not os.path.isfile(spm_model):
         raise FileNotFoundError(f"--spm_model {spm_model}: no such file")
     seq_length, num_predictions = _record_shapes(files[0], max_seq_length, max_predictions_per_seq)
-    backbone_config = _backbone_config(preset, config or {}, spm_model, seq_length)
+    init = load_init_source(init_from) if init_from else None
+    if init:
+        pieces = count_pieces(spm_model)
+        backbone_config = init_backbone_config(init[0], config or {}, pieces, seq_length)
+    else:
+        backbone_config = _backbone_config(preset, config or {}, spm_model, seq_length)
 
     distribution = strategies.get_strategy(strategy)
     replicas = strategies.num_replicas(distribution)
     if batch_size % replicas:
         raise ValueError(f"--batch_size={batch_size} is not divisible by {replicas} replicas")
+    accumulate = gradient_accumulation_steps
+    micro_batch = micro_batch_size(batch_size, accumulate, replicas)
     use_xla = strategies.resolve_jit_compile(jit_compile, distribution)
     run_config = {  # what a resumed run must share with the one it continues
         "files": [path if "://" in path else os.path.abspath(path) for path in files],
-        "num_examples": count_records(files),
+        "num_examples": count_records(files, "--records"),
         "preset": preset,
         "backbone": backbone_config,
         "sentence_objective": sentence_objective,
@@ -129,7 +157,14 @@ def pretrain(
         "checkpoint_every": checkpoint_every,
         "mixed_precision": strategies.resolve_precision(mixed_precision, distribution),
         "seed": seed,
+        # Only when used, so checkpoints of runs without them still resume.
+        **({"init_from": init_from} if init_from else {}),
+        **({"gradient_accumulation_steps": accumulate} if accumulate > 1 else {}),
     }
+    vocabulary = backbone_config["vocabulary_size"]
+    source = "--config vocabulary_size" if "vocabulary_size" in (config or {}) else None
+    source = source or (f"--spm_model {spm_model}" if spm_model else f"--preset {preset}")
+    check_token_ids(files, vocabulary, "--records", source)
     # Before anything random is built: tf.data shuffles mix their seed with TF's global one.
     keras.utils.set_random_seed(seed)
     checkpoint = StepCheckpoint(
@@ -140,24 +175,25 @@ def pretrain(
     # in seconds, not after the model is built.
     train_data = pretraining_stream(
         files,
-        batch_size,
+        micro_batch,
         max_seq_length=seq_length,
         max_predictions_per_seq=num_predictions,
         num_examples=run_config["num_examples"],
         seed=seed,
-        start_step=saved["step"] if saved else 0,
+        start_step=(saved["step"] if saved else 0) * accumulate,
         dynamic_masking=dynamic_masking,
         vocabulary_size=backbone_config["vocabulary_size"],
     )
     eval_data = None
     if eval_files:
-        full_batches = _full_batches(eval_files, batch_size)
+        full_batches = _full_batches(eval_files, micro_batch)
+        check_token_ids(eval_files, vocabulary, "--eval_records", source)
         eval_steps = min(eval_steps, full_batches) if eval_steps else full_batches
         # Repeated, so every batch is full and none is the empty end-of-data step Keras runs on
         # an exhausted dataset (which would count in per-batch means).
         eval_data = read_pretraining_records(
             eval_files,
-            batch_size,
+            micro_batch,
             max_seq_length=seq_length,
             max_predictions_per_seq=num_predictions,
             shuffle=False,
@@ -167,6 +203,8 @@ def pretrain(
     timer = _Timer()
     with strategies.scope(distribution):
         pretrainer = _build_pretrainer(run_config, use_xla, steps_per_execution)
+        if init:
+            print(initialize_from(pretrainer, *init, init_from))
         initial_step, _ = checkpoint.restore(pretrainer)
         if initial_step < max_steps:
             print(
@@ -175,19 +213,21 @@ def pretrain(
                 f"{strategies.describe(distribution)}, {run_config['mixed_precision']}, "
                 f"jit_compile={use_xla}"
             )
+            fit_verbose, progress = progress_callbacks(verbose, max_steps, accumulate)
             _fit(
                 pretrainer,
                 train_data,
                 callbacks=[
-                    _StopAtStep(checkpoint_every, max_steps),
+                    _StopAtStep(checkpoint_every * accumulate, max_steps * accumulate),
                     checkpoint,
                     timer,
                     *_tensorboard(os.path.join(output_dir, "logs"), checkpoint_every, max_steps),
+                    *progress,
                 ],
                 epochs=math.ceil(max_steps / checkpoint_every),
                 initial_epoch=initial_step // checkpoint_every,
-                steps_per_epoch=checkpoint_every,
-                verbose=verbose,
+                steps_per_epoch=checkpoint_every * accumulate,
+                verbose=fit_verbose,
             )
         eval_logs = {}
         if eval_data is not None:
@@ -219,8 +259,10 @@ def pretrain(
         "history": checkpoint.history,
         "train": {k: v for k, v in checkpoint.history[-1].items() if k != "step"},
         "eval": eval_logs,
-        "eval_examples": eval_steps * batch_size if eval_files else 0,
-        "timings": timer.summary(steps_run, batch_size * seq_length, time.perf_counter() - started),
+        "eval_examples": eval_steps * micro_batch if eval_files else 0,
+        "timings": timer.summary(
+            steps_run * accumulate, micro_batch * seq_length, time.perf_counter() - started
+        ),
     }
     atomic_write.write_json(os.path.join(output_dir, "summary.json"), summary)
     return summary
@@ -237,7 +279,11 @@ def _build_pretrainer(run_config: dict, jit_compile: bool, steps_per_execution: 
     schedule = WarmupLinearDecay(
         run_config["learning_rate"], run_config["warmup_steps"], run_config["max_steps"]
     )
-    optimizer = Lamb(learning_rate=schedule)
+    accumulate = run_config.get("gradient_accumulation_steps", 1)
+    optimizer = Lamb(
+        learning_rate=PerUpdateSchedule(schedule, accumulate) if accumulate > 1 else schedule,
+        gradient_accumulation_steps=accumulate if accumulate > 1 else None,
+    )
     if run_config["mixed_precision"] == "mixed_float16":
         # float16 gradients underflow without loss scaling (bfloat16 has float32's range).
         optimizer = keras.optimizers.LossScaleOptimizer(optimizer)
@@ -251,7 +297,7 @@ def _build_pretrainer(run_config: dict, jit_compile: bool, steps_per_execution: 
 
 
 def _full_batches(files: list[str], batch_size: int) -> int:
-    examples = count_records(files)
+    examples = count_records(files, "--eval_records")
     if examples < batch_size:
         raise ValueError(f"--eval_records: {examples} examples, fewer than a batch of {batch_size}")
     return examples // batch_size
@@ -336,12 +382,8 @@ class _Timer(keras.callbacks.Callback):
 
 
 def _match(pattern: str, flag: str) -> list[str]:
-    import tensorflow as tf
-
-    files = sorted(tf.io.gfile.glob(pattern))  # gs:// too (TPUs read their input from GCS)
-    if not files:
-        raise FileNotFoundError(f"{flag} {pattern!r}: no file matches")
-    return files
+    # gs:// too (TPUs read their input from GCS); files beside the shards are left out, named.
+    return list_record_files(pattern, flag)
 
 
 def _check_positive(**values: int) -> None:
@@ -392,11 +434,14 @@ def _backbone_config(preset: str, overrides: dict, spm_model: str | None, seq_le
             f"--config {', '.join(unknown)}: not a backbone argument; choose from "
             f"{', '.join(sorted(config))}"
         )
-    if spm_model and "vocabulary_size" not in overrides:
-        import sentencepiece
-
-        processor = sentencepiece.SentencePieceProcessor(model_file=spm_model)
-        config["vocabulary_size"] = processor.get_piece_size()
+    if spm_model:
+        pieces = spm_vocabulary_size(spm_model, "--spm_model")
+        if overrides.get("vocabulary_size", pieces) < pieces:
+            raise ValueError(
+                f"--config vocabulary_size={overrides['vocabulary_size']} is smaller than "
+                f"--spm_model {spm_model}'s {pieces} pieces"
+            )
+        config["vocabulary_size"] = pieces
     config.update(overrides)
     if seq_length > config["max_sequence_length"]:
         raise ValueError(

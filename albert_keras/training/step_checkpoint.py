@@ -1,8 +1,13 @@
 """StepCheckpoint: the whole training state at the end of each epoch, written so a kill -9 at
 any moment leaves the last complete checkpoint loadable."""
 
+import io
 import json
 import os
+import re
+import sys
+import zipfile
+import zlib
 
 import keras
 import numpy as np
@@ -21,8 +26,12 @@ class StepCheckpoint(keras.callbacks.Callback):
     leaves them disagreeing), and `.weights.h5` files leave out the dropout seed-generator states.
     Here a checkpoint is one `.npz` of `model.variables + model.optimizer.variables` (the
     seed-generator states, the iteration count that drives the learning-rate schedule, the
-    optimizer moments) written under a temporary name and renamed; then `checkpoint.json`, the
-    commit point, is replaced the same way. Only the newest checkpoint is kept.
+    optimizer moments) written under a temporary name and renamed; then its state
+    (`ckpt-STEP.json`: step, run config, history) and `checkpoint.json`, the commit point (a
+    copy of the newest state), are replaced the same way. The newest two checkpoints are kept:
+    if the newest is unreadable (a corrupt `.npz`, a truncated `.json`), `restore` says so in
+    one line and falls back to the one before; with none usable it names the file and says to
+    delete the folder to start over.
 
     Epoch e is taken to end at step `min((e + 1) * steps_per_epoch, max_steps)`.
 
@@ -48,13 +57,19 @@ class StepCheckpoint(keras.callbacks.Callback):
         self.max_steps = max_steps
         self.state_path = os.path.join(directory, STATE_FILE)
         self.history = []
+        self._loaded = None  # (state, arrays) read by `saved_state`, used by `restore`
 
     def saved_state(self) -> dict | None:
-        """The last checkpoint's `checkpoint.json`, or `None`; refuses another run's."""
-        if not os.path.exists(self.state_path):
+        """The state of the newest readable checkpoint, or `None`; refuses another run's.
+
+        Reads (and keeps, for `restore`) its variables too, so a corrupt file is found here,
+        before the step to resume from is decided.
+        """
+        if self._loaded is None:
+            self._loaded = self._load_newest()
+        if self._loaded is None:
             return None
-        with open(self.state_path) as f:
-            state = json.load(f)
+        state = self._loaded[0]
         saved = state["run_config"]
         changed = sorted(
             k for k in set(saved) | set(self.run_config) if saved.get(k) != self.run_config.get(k)
@@ -74,17 +89,50 @@ class StepCheckpoint(keras.callbacks.Callback):
         if state is None:
             self.history = []
             return 0, []
+        arrays, self._loaded = self._loaded[1], None
         variables = _state_variables(model)
         path = os.path.join(self.directory, state["file"])
-        with np.load(path) as arrays:
-            if len(arrays.files) != len(variables):
-                raise ValueError(
-                    f"{path} holds {len(arrays.files)} variables, the model {len(variables)}"
-                )
-            for i, variable in enumerate(variables):
-                variable.assign(arrays[f"v{i}"])
+        if len(arrays) != len(variables):
+            raise ValueError(
+                f"{path} holds {len(arrays)} variables, the model {len(variables)}; "
+                f"delete {self.directory} to start the run over"
+            )
+        for i, variable in enumerate(variables):
+            variable.assign(arrays[f"v{i}"])
         self.history = state["history"]
         return state["step"], list(self.history)
+
+    def _load_newest(self) -> tuple[dict, dict] | None:
+        """(state, arrays) of the newest checkpoint that reads whole, or None if there is none.
+
+        Candidates: `checkpoint.json`, then each `ckpt-STEP.json` newest first.
+        """
+        candidates = [self.state_path] + [
+            os.path.join(self.directory, f"ckpt-{step}.json")
+            for step in sorted(_saved_steps(self.directory), reverse=True)
+        ]
+        existing = [path for path in candidates if os.path.exists(path)]
+        failures = []
+        for path in dict.fromkeys(existing):
+            try:
+                state, arrays = _read_checkpoint(self.directory, path)
+            except _Unreadable as error:
+                failures.append(str(error))
+                continue
+            if failures:
+                print(
+                    f"checkpoint: {failures[0]}; resuming from step {state['step']} "
+                    f"({os.path.basename(path)}, {state['file']})",
+                    file=sys.stderr,
+                    flush=True,
+                )
+            return state, arrays
+        if failures:
+            raise ValueError(
+                f"{failures[0]}, and no earlier checkpoint is usable; delete {self.directory} "
+                "to start the run over"
+            )
+        return None
 
     def on_epoch_end(self, epoch, logs=None):
         step = min((epoch + 1) * self.steps_per_epoch, self.max_steps)
@@ -106,10 +154,64 @@ class StepCheckpoint(keras.callbacks.Callback):
             "run_config": self.run_config,
             "history": self.history,
         }
+        atomic_write.write_json(
+            os.path.join(self.directory, f"ckpt-{step}.json"), state, fsync=True
+        )
         atomic_write.write_json(self.state_path, state, fsync=True)
+        # Keep this checkpoint and the one before (the fallback if this one is damaged later).
+        keep = sorted(s for s in _saved_steps(self.directory) if s <= step)[-2:]
         for old in os.listdir(self.directory):
-            if old.startswith("ckpt-") and old != name:
+            match = _CHECKPOINT_FILE.fullmatch(old)
+            if match and int(match.group(1)) not in keep:
                 os.remove(os.path.join(self.directory, old))
+
+
+_CHECKPOINT_FILE = re.compile(r"ckpt-(\d+)\.(?:npz|json)")
+
+
+class _Unreadable(Exception):
+    """A checkpoint file that cannot be read whole (the message names it)."""
+
+
+def _saved_steps(directory: str) -> set[int]:
+    """Steps that have a `ckpt-STEP.npz`."""
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return set()
+    return {
+        int(m.group(1))
+        for n in names
+        if (m := _CHECKPOINT_FILE.fullmatch(n)) and n.endswith(".npz")
+    }
+
+
+def _read_checkpoint(directory: str, state_path: str) -> tuple[dict, dict]:
+    """Reads a state file and every array of its `.npz`; raises `_Unreadable` naming the file."""
+    try:
+        with open(state_path) as f:
+            state = json.load(f)
+        missing = [k for k in ("step", "file", "run_config", "history") if k not in state]
+        if not isinstance(state, dict) or missing:
+            raise ValueError(f"no {', '.join(missing) or 'object'}")
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise _Unreadable(f"{state_path} is unreadable or truncated ({error})") from None
+    path = os.path.join(directory, state["file"])
+    try:
+        # Member by member through zipfile, which checks each one's CRC when read whole
+        # (np.load reads an uncompressed array without reaching that check).
+        with zipfile.ZipFile(path) as archive:
+            arrays = {
+                info.filename.removesuffix(".npy"): np.lib.format.read_array(
+                    io.BytesIO(archive.read(info)), allow_pickle=False
+                )
+                for info in archive.infolist()
+            }
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error) as error:
+        raise _Unreadable(
+            f"{path} is corrupt or truncated ({type(error).__name__}: {error})"
+        ) from None
+    return state, arrays
 
 
 def _state_variables(model: keras.Model) -> list:

@@ -1,4 +1,6 @@
 import json
+import os
+import stat
 
 import numpy as np
 import pytest
@@ -127,3 +129,17 @@ def test_config_must_be_albert(tmp_path, official_config, official_weights):
     (folder / "config.json").write_text(json.dumps({**hf_config, "hidden_act": "gelu"}))
     _, _, notes = read_hf_folder(folder)
     assert "hidden_act='gelu'" in notes[0]
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o077])
+def test_written_files_have_the_modes_of_new_files(
+    tmp_path, official_config, official_weights, umask
+):
+    # safetensors wrote model.safetensors as 0600 beside a 0644 config.json.
+    old = os.umask(umask)
+    try:
+        folder = write_hf_folder(official_config, official_weights, tmp_path / "hf")
+    finally:
+        os.umask(old)
+    modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in folder.iterdir()}
+    assert modes == {"config.json": 0o666 & ~umask, "model.safetensors": 0o666 & ~umask}

@@ -65,6 +65,11 @@ MNLI_TRAIN_HEADER = (
 )
 
 
+STSB_HEADER = (
+    "index\tgenre\tfilename\tyear\told_index\tsource1\tsource2\tsentence1\tsentence2\tscore"
+)
+
+
 def _mnli_row(i, premise, hypothesis, *labels):
     return "\t".join(
         [str(i), "p", "q", "fiction", "(", "(", "(", "(", premise, hypothesis, *labels]
@@ -121,8 +126,8 @@ def test_every_registered_split_has_a_path():
         ("RTE", ["index\tsentence1\tsentence2\tlabel", "0\ta\tb\tmaybe"], r":2: label 'maybe' "),
         ("CoLA", ["src\t1\t\tok", "src\t2\t\tbad label"], r"CoLA/train.tsv:2: label '2'"),
         ("CoLA", ["src\t1\tok"], r"CoLA/train.tsv:1: expected 4 tab-separated fields, found 3"),
-        ("STS-B", ["\t".join(["h"] * 10), "\t".join(["0"] * 9 + ["high"])], r":2: score 'high'"),
-        ("STS-B", ["\t".join(["h"] * 10), "\t".join(["0"] * 9 + ["nan"])], r":2: score 'nan'"),
+        ("STS-B", [STSB_HEADER, "\t".join(["0"] * 9 + ["high"])], r":2: score 'high'"),
+        ("STS-B", [STSB_HEADER, "\t".join(["0"] * 9 + ["nan"])], r":2: score 'nan'"),
     ],
 )
 def test_bad_rows_name_the_file_and_line(tmp_path, task, lines, message):
@@ -144,3 +149,38 @@ def test_missing_and_unreadable_inputs(tmp_path):
         read_glue_tsv(tmp_path, "RTE", "dev_matched")
     with pytest.raises(ValueError, match=r"unknown GLUE task 'SQuAD'"):
         read_glue_tsv(tmp_path, "SQuAD", "train")
+
+
+@pytest.mark.parametrize(
+    "task,lines,message",
+    [
+        # RTE without sentence2: read by position, the label became sentence B in every row.
+        (
+            "RTE",
+            ["index\tsentence1\tlabel", "0\tA man sleeps.\tentailment"],
+            (
+                r"RTE/train.tsv:1: the header has no 'sentence2' column \(RTE train needs "
+                r"sentence1, sentence2, label, index; found index, sentence1, label\)"
+            ),
+        ),
+        # SST-2 without its label column: an IndexError before.
+        ("SST-2", ["sentence", "a fine film"], r"SST-2/train.tsv:1: the header has no 'label' "),
+        # No header at all: the first example is not taken for one.
+        ("RTE", ["0\ta\tb\tentailment"], r"RTE/train.tsv:1: the header has no 'sentence1', "),
+        ("QQP", ["id\tquestion1\tquestion2", "0\ta\tb"], r"QQP/train.tsv:1: .*'is_duplicate'"),
+        ("MRPC", ["Quality\t#1 String", "1\ta"], r"MRPC/train.tsv:1: .*no '#2 String' column"),
+        ("CoLA", ["src\t1\tok", "src\t1\t\tok"], r"CoLA/train.tsv:1: expected 4 .* found 3"),
+        ("RTE", [], r"RTE/train.tsv:1: the header has no .* found an empty line"),
+    ],
+)
+def test_a_file_lacking_a_needed_column_is_refused(tmp_path, task, lines, message):
+    _write(tmp_path / GLUE_TASKS[task].directory / "train.tsv", lines)
+    with pytest.raises(ValueError, match=message):
+        read_glue_tsv(tmp_path, task, "train")
+
+
+def test_columns_are_found_by_name_in_any_order(tmp_path):
+    _write(tmp_path / "RTE/train.tsv", ["label\tsentence2\tindex\tsentence1",
+                                        "entailment\tB.\t7\tA."])  # fmt: skip
+    rte = read_glue_tsv(tmp_path, "RTE", "train")
+    assert (rte.index, rte.text_a, rte.text_b, rte.labels.tolist()) == (["7"], ["A."], ["B."], [0])

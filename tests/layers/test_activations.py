@@ -3,7 +3,7 @@ import numpy as np
 import tensorflow as tf
 
 from albert_keras.layers.activations import gelu_approximate
-from albert_keras.layers.fused_kernels import fused_gelu
+from albert_keras.layers.fast_paths import fused_gelu
 
 
 def _numpy_gelu(x):

@@ -4,7 +4,7 @@ import pytest
 import tensorflow as tf
 
 from albert_keras.layers import FastLayerNormalization
-from albert_keras.layers.fast_layer_normalization import _normalize
+from albert_keras.layers.fast_paths import layer_norm as _normalize
 
 
 def _pair(shape, seed=0, **kwargs):

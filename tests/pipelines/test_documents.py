@@ -229,3 +229,22 @@ def test_stats_merge_and_json_round_trip(tmp_path):
         "repaired": {"bom": {a: 1}},
     }
     assert ReadStats.from_dict(as_json) == merged
+
+
+def test_symlink_loops_and_dangling_links_in_a_glob_are_skipped_and_counted(tmp_path):
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "good.txt").write_text("One sentence here. And a second one.\n")
+    (bad / "loop").symlink_to(bad / "loop")  # a loop: open() fails with ELOOP
+    (bad / "a").symlink_to(bad / "b")
+    (bad / "b").symlink_to(bad / "a")  # a two-link loop
+    (bad / "dangling").symlink_to(tmp_path / "gone.txt")
+    assert list_input_files(str(bad / "*")) == [str(bad / n) for n in ("a", "b", "dangling",
+                                                                       "good.txt", "loop")]  # fmt: skip
+    stats = ReadStats()
+    documents = list(iter_documents(str(bad / "*"), stats=stats))
+    assert documents == [["One sentence here.", "And a second one."]]
+    assert stats.files_read == 1
+    assert stats.to_dict()["skipped"] == {
+        "read_error": {str(bad / n): 1 for n in ("a", "b", "dangling", "loop")}
+    }

@@ -511,7 +511,7 @@ def test_bad_flags_are_argparse_errors(shared_data, tmp_path):
 
 
 def test_bad_models(shared_data, tmp_path, capsys):
-    from sentencepiece import sentencepiece_model_pb2
+    from pipelines.sentencepiece_proto import sentencepiece_model_pb2
 
     missing = tmp_path / "missing.model"
     error = _fails(_arguments(shared_data, tmp_path, spm_model=missing), capsys)

@@ -9,11 +9,11 @@ import sys
 import numpy as np
 import pytest
 import sentencepiece as spm
-from sentencepiece import sentencepiece_model_pb2
 
 from pipelines import tokenization
 from pipelines import train_vocab as tv
 from pipelines.documents import iter_documents
+from pipelines.sentencepiece_proto import sentencepiece_model_pb2
 
 BOOK = "corpus/gutenberg/1342-0.txt"  # Pride and Prejudice: 7,160 sentences
 
@@ -117,6 +117,27 @@ def test_sample_sentences_is_uniform_and_seeded():
     assert tv.sample_sentences(items, 500, 3) == (items, 100)
 
 
+def test_sample_sentences_holds_only_the_sample_in_memory():
+    # Sentences that count how many of them are alive: streamed past a 1000-sentence reservoir,
+    # at most the sample plus two batches of 65536 (the last and the one being read) live at
+    # once, whatever the corpus size.
+    alive = {"now": 0, "most": 0}
+
+    class Sentence(str):
+        def __new__(cls, text):
+            alive["now"] += 1
+            alive["most"] = max(alive["most"], alive["now"])
+            return super().__new__(cls, text)
+
+        def __del__(self):
+            alive["now"] -= 1
+
+    sentences = (Sentence(f"sentence {i}") for i in range(200_000))
+    sample, seen = tv.sample_sentences(sentences, 1000, seed=0)
+    assert seen == 200_000 and len(set(sample)) == 1000
+    assert alive["most"] <= 1000 + 2 * (1 << 16) + 1 and alive["now"] == 1000
+
+
 def test_same_seed_same_bytes_other_seed_other_model(shared_data, tmp_path):
     def train(name, seed):
         prefix = str(tmp_path / name)
@@ -149,12 +170,13 @@ def test_sentences_format_on_the_reference_file(shared_data, tmp_path):
 def test_command_line(shared_data, tmp_path, capsys):
     prefix = str(tmp_path / "spm")
     argv = ["--input", str(shared_data / BOOK), "--output_prefix", prefix, "--quiet"]
-    assert tv.main(argv + ["--vocab_size", "350", "--input_sentence_size", "800"]) == 0
+    assert tv.main(argv + ["--vocab_size", "350", "--max_sentences", "800"]) == 0
     assert f"wrote {prefix}.model" in capsys.readouterr().out
+    assert _summary(prefix)["sentences_trained_on"] == 800
     assert _summary(prefix)["vocab_size"] == 350
     # Too many pieces for the text: one clear line, no file touched; then the way out.
     before = _read(prefix + ".model")
-    assert tv.main(argv + ["--vocab_size", "20000"]) == 1
+    assert tv.main(argv + ["--vocab_size", "20000"]) == 2
     error = capsys.readouterr().err
     assert error.count("\n") == 1 and "Vocabulary size too high" in error
     assert "--allow_smaller_vocab" in error and _read(prefix + ".model") == before
@@ -171,7 +193,7 @@ def test_missing_input_exits_non_zero_naming_the_pattern(tmp_path):
         text=True,
         check=False,
     )
-    assert result.returncode == 1
+    assert result.returncode == 2  # as every command's bad input (it was 1)
     assert (
         result.stderr
         == f"train_vocab: error: input pattern '{tmp_path}/none*.txt' matches no file\n"
@@ -183,7 +205,7 @@ def test_input_without_text_is_a_clear_error(tmp_path, capsys):
     (tmp_path / "empty.txt").write_bytes(b"")
     (tmp_path / "image.txt").write_bytes(b"\x89PNG\x00\x00")
     argv = ["--input", f"{tmp_path}/*.txt", "--output_prefix", str(tmp_path / "out/spm")]
-    assert tv.main(argv) == 1
+    assert tv.main(argv) == 2
     error = capsys.readouterr().err
     assert error.startswith("train_vocab: error: no sentences to train on")
     assert "empty_file" in error and "binary_file" in error and "image.txt" in error

@@ -37,9 +37,14 @@ def test_a_breach_is_reported():
         ("albert_keras_cli", "albert_keras.training"): False,
         ("albert_keras_cli", "albert_keras.convert"): True,
         ("albert_keras.training", "pipelines"): False,
+        ("albert_keras.models", "albert_keras.presets"): True,  # from_preset, on first use
+        ("albert_keras.models", "albert_keras.convert"): True,
+        ("albert_keras.layers", "albert_keras.presets"): True,
     }
     assert tool.breaches(edges) == [
+        "albert_keras.layers -> albert_keras.presets (lazy)",
         "albert_keras.layers -> pipelines",
+        "albert_keras.models -> albert_keras.convert (lazy)",
         "albert_keras.models -> albert_keras.training (lazy)",
         "albert_keras_cli -> albert_keras.training at module level",
         "pipelines -> albert_keras.models",

@@ -1,6 +1,9 @@
+import glob
 import json
 import os
+import pathlib
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -19,14 +22,17 @@ from albert_keras_cli.config_flags import parse_config_flags as parse_overrides
 
 # A model LAMB trains fast on the synthetic records: E == H (no projection), one layer.
 FAST = {"num_layers": 1, "embedding_dim": 32, "hidden_dim": 32, "intermediate_dim": 64}
+FAST_FLAGS = [f"--config={k}={v}" for k, v in {**FAST, "num_heads": 2}.items()] + [
+    f"--config=max_sequence_length={SEQ_LENGTH}"
+]
 
 
 @pytest.fixture(scope="module")
-def trained(tiny_records, tmp_path_factory):
+def trained(tiny_records, tiny_spm, tmp_path_factory):
     """One 800-step run, shared by the tests that read its outputs."""
     output_dir = tmp_path_factory.mktemp("run")
     spm = output_dir.parent / "spm.model"
-    spm.write_bytes(b"not read: vocabulary_size is given")
+    shutil.copyfile(tiny_spm, spm)  # 29 pieces; vocabulary_size=100 covers the records' ids
     config = {"vocabulary_size": 100, "num_heads": 2, "max_sequence_length": SEQ_LENGTH, **FAST}
     arguments = {
         "records": tiny_records["train"],
@@ -182,9 +188,17 @@ def test_parse_overrides():
 
 
 @pytest.fixture
-def bad_inputs(tmp_path, tiny_records):
+def bad_inputs(tmp_path, tiny_records, tiny_spm):
     corrupt = tmp_path / "corrupt.tfrecord"
     corrupt.write_bytes(b"\x00" * 64)
+    shard = pathlib.Path(glob.glob(tiny_records["eval"])[0]).read_bytes()
+    flipped = bytearray(shard)
+    flipped[len(shard) // 2] ^= 0x40
+    (tmp_path / "flipped.tfrecord").write_bytes(flipped)
+    (tmp_path / "cut").mkdir()
+    (tmp_path / "cut" / "eval-cut.tfrecord").write_bytes(shard[: len(shard) // 3])
+    (tmp_path / "cut_header.tfrecord").write_bytes(shard + shard[:6])  # a torn last header
+    (tmp_path / "junk.model").write_text("not a SentencePiece model\n")
     short = tmp_path / "short.tfrecord"
     write_synthetic_records(short, 4, seed=0)
     lacking = tmp_path / "lacking.tfrecord"
@@ -197,6 +211,11 @@ def bad_inputs(tmp_path, tiny_records):
         "short": str(short),
         "lacking": str(lacking),
         "missing": str(tmp_path / "none-*.tfrecord"),
+        "flipped": str(tmp_path / "flipped.tfrecord"),
+        "cut": str(tmp_path / "cut" / "*"),
+        "cut_header": str(tmp_path / "cut_header.tfrecord"),
+        "junk_spm": str(tmp_path / "junk.model"),
+        "tiny_spm": str(tiny_spm),
         **tiny_records,
     }
 
@@ -206,6 +225,11 @@ def bad_inputs(tmp_path, tiny_records):
     [
         (["--records", "{missing}"], r"--records '.*none-\*\.tfrecord': no file matches"),
         (["--records", "{corrupt}"], r"corrupt\.tfrecord: not a readable TFRecord file"),
+        # Flipped or missing bytes: a DataLossError traceback naming no file before.
+        (["--records", "{flipped}"], r"--records: .*flipped\.tfrecord is corrupt \(corrupted "),
+        (["--eval_records", "{cut}"], r"--eval_records: .*eval-cut\.tfrecord is corrupt \("),
+        (["--eval_records", "{cut_header}"], r"cut_header\.tfrecord is truncated or padded: 6 "),
+        (["--spm_model", "{junk_spm}"], r"--spm_model: '.*junk\.model' is not a SentencePiece"),
         (["--records", "{lacking}"], r"lacking\.tfrecord: record 0 lacks feature\(s\) input_mask"),
         (["--max_seq_length", "64"], r"train-0\.tfrecord: record 0 has max_seq_length 32"),
         (["--preset", "albert_huge"], r"--preset 'albert_huge' is unknown"),
@@ -228,6 +252,62 @@ def test_bad_input_exits_2_with_one_line(flags, message, bad_inputs, tmp_path, c
     assert len(error) == 1 and error[0].startswith("albert-keras pretrain: error: "), error
     assert re.search(message, error[0]), error
     assert not (tmp_path / "out" / "model.keras").exists()
+
+
+def test_a_vocabulary_smaller_than_the_records_ids_is_refused_up_front(
+    bad_inputs, tmp_path, capsys
+):
+    # The tiny model has 29 pieces; the records hold ids up to 99. This failed mid-training,
+    # blaming the records.
+    argv = ["pretrain", "--records", bad_inputs["train"], "--output_dir", str(tmp_path / "out")]
+    argv += ["--spm_model", bad_inputs["tiny_spm"], "--batch_size", "16", "--max_steps", "2"]
+    assert main(argv) == 2
+    error = capsys.readouterr().err.strip().splitlines()
+    assert len(error) == 1, error
+    assert re.search(
+        r"--records: .*train-0\.tfrecord holds token id 9\d, but --spm_model .*tiny\.model has "
+        r"only 29 ids",
+        error[0],
+    ), error
+    assert not (tmp_path / "out").exists()
+    with pytest.raises(ValueError, match=r"vocabulary_size=20 is smaller than --spm_model .* 29 "):
+        pretrain(
+            bad_inputs["train"],
+            str(tmp_path / "out"),
+            config={"vocabulary_size": 20},
+            spm_model=bad_inputs["tiny_spm"],
+        )
+
+
+def test_records_globs_skip_what_is_not_a_shard(tiny_records, tmp_path, capsys):
+    """`dir/*` and `dir/*.tfrecord*` over a writer's output folder, old layout included."""
+    folder = tmp_path / "records"
+    (folder / ".albert_progress").mkdir(parents=True)
+    for path in sorted(glob.glob(tiny_records["train"])):
+        shutil.copy(path, folder / os.path.basename(path).replace("train", "pretraining"))
+    (folder / "stats.json").write_text("{}")
+    (folder / ".albert_progress" / "input_stats.json").write_text("{}")
+    # What the writer left beside the shards before (and what `dir/*.tfrecord*` matched).
+    (folder / ".pretraining-0.tfrecord.progress.json").write_text('{"complete": true}')
+    (folder / ".input_stats.json").write_text("{}")
+    (folder / "_SUCCESS").write_text("")
+    (folder / "notes").write_text("not records\n")
+    for pattern in ("*", "*.tfrecord*"):
+        argv = ["pretrain", "--records", str(folder / pattern), "--output_dir"]
+        argv += [str(tmp_path / pattern.replace("*", "star")), "--batch_size", "16"]
+        argv += ["--max_steps", "1", "--config", "vocabulary_size=100", *FAST_FLAGS]
+        assert main(argv) == 0
+        summary = json.loads((tmp_path / pattern.replace("*", "star") / "summary.json").read_text())
+        assert [os.path.basename(f) for f in summary["config"]["files"]] == [
+            "pretraining-0.tfrecord",
+            "pretraining-1.tfrecord",
+        ]
+        assert summary["config"]["num_examples"] == 1024
+        skipped = [line for line in capsys.readouterr().err.splitlines() if "skipped" in line]
+        assert len(skipped) == 1, skipped
+    # The last pattern: only the old layout's progress file matched besides the shards.
+    assert skipped[0].startswith("--records: skipped 1 match(es) that are not record shards: ")
+    assert skipped[0].endswith(".pretraining-0.tfrecord.progress.json")
 
 
 @pytest.mark.slow

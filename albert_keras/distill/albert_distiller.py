@@ -1,0 +1,222 @@
+"""AlbertDistiller: a student AlbertPretrainer trained against a frozen teacher (DistilBERT)."""
+
+import keras
+from keras import ops
+
+from albert_keras.distill.distillation_losses import (
+    cosine_distance,
+    soft_target_cross_entropy,
+    weighted_mean,
+)
+from albert_keras.layers.factorized_embedding import albert_initializer
+from albert_keras.models import AlbertPretrainer
+
+COSINE_POSITIONS = ("masked", "tokens")
+
+
+@keras.saving.register_keras_serializable(package="albert_keras")
+class AlbertDistiller(keras.Model):
+    """DistilBERT's triple loss (Sanh et al., 2019) for ALBERT, on the records' masked positions.
+
+    Both models read the same batch dict (the pretraining records' features, as
+    `AlbertPretrainer`). At the masked positions `masked_lm_positions` (weights
+    `masked_lm_weights`) the loss is
+
+        soft_target_weight * T^2 * CE(softmax(teacher / T), softmax(student / T))
+      + mlm_weight * CE(labels, student)
+      + cosine_weight * (1 - cos(P h_student, h_teacher))
+
+    with the last layer's hidden states h, and P a learned H_s -> H_t Dense when the student is
+    narrower (TinyBERT's W_h; identity otherwise). DistilBERT's defaults: 5 / 2 / 1, T = 2. The
+    teacher is frozen (`trainable = False`, called with `training=False`): its weights never
+    change and no gradient reaches them. `fit` / `evaluate` report `loss`, `soft_target_loss`,
+    `mlm_loss`, `cosine_loss` (means over the weighted positions), `mlm_accuracy` (the
+    student's) and `teacher_mlm_accuracy`. The student's sentence head, if any, is not trained.
+
+    Args:
+        teacher: `AlbertPretrainer`. Its backbone and MLM head give the soft targets.
+        student: `AlbertPretrainer` with the teacher's vocabulary; any depth and width.
+        temperature: float. T, softens both distributions in the soft-target term.
+        soft_target_weight, mlm_weight, cosine_weight: float. The terms' weights (>= 0).
+        cosine_positions: `"masked"` (the masked positions, as the other terms) or `"tokens"`
+            (every real token, as DistilBERT).
+        **kwargs: passed to `keras.Model`.
+
+    Example:
+    >>> teacher = keras.saving.load_model("run/model.keras")  # a trained AlbertPretrainer
+    >>> student = AlbertPretrainer(AlbertBackbone(**{**config, "num_layers": 2}), None)
+    >>> distiller = AlbertDistiller(teacher, student)
+    >>> distiller.compile(optimizer=keras.optimizers.Adam(1e-4))
+    >>> distiller.fit(pipelines.read_pretraining_records("out/*.tfrecord", 32), epochs=1)
+    """
+
+    def __init__(
+        self,
+        teacher,
+        student,
+        temperature=2.0,
+        soft_target_weight=5.0,
+        mlm_weight=2.0,
+        cosine_weight=1.0,
+        cosine_positions="masked",
+        **kwargs,
+    ):
+        for role, model in (("teacher", teacher), ("student", student)):
+            if not isinstance(model, AlbertPretrainer):
+                raise ValueError(  # noqa: TRY004 (the CLI reports ValueErrors in one line)
+                    f"the {role} must be an AlbertPretrainer (backbone + MLM head), "
+                    f"got {type(model).__name__}"
+                )
+        if teacher.backbone.vocabulary_size != student.backbone.vocabulary_size:
+            raise ValueError(
+                f"the student's vocabulary_size={student.backbone.vocabulary_size} differs from "
+                f"the teacher's {teacher.backbone.vocabulary_size}: soft targets need the same one"
+            )
+        if temperature <= 0:
+            raise ValueError(f"temperature={temperature} must be > 0")
+        weights = (soft_target_weight, mlm_weight, cosine_weight)
+        if min(weights) < 0 or max(weights) == 0:
+            raise ValueError(f"loss weights {weights}: each must be >= 0 and one > 0")
+        if cosine_positions not in COSINE_POSITIONS:
+            raise ValueError(
+                f"cosine_positions={cosine_positions!r} is not one of {COSINE_POSITIONS}"
+            )
+        super().__init__(**kwargs)
+        self.teacher = teacher
+        self.teacher.trainable = False
+        self.student = student
+        self.temperature = temperature
+        self.soft_target_weight = soft_target_weight
+        self.mlm_weight = mlm_weight
+        self.cosine_weight = cosine_weight
+        self.cosine_positions = cosine_positions
+
+        # === Layers ===
+        self.projection = None
+        if student.backbone.hidden_dim != teacher.backbone.hidden_dim:
+            self.projection = keras.layers.Dense(
+                teacher.backbone.hidden_dim,
+                kernel_initializer=albert_initializer(),
+                dtype=student.backbone.dtype_policy,
+                name="hidden_projection",
+            )
+
+        # === Metrics ===
+        # Means over the weighted positions (sums in their states), as AlbertPretrainer's.
+        self.soft_target_tracker = keras.metrics.Mean(name="soft_target_loss")
+        self.mlm_loss_tracker = keras.metrics.Mean(name="mlm_loss")
+        self.cosine_tracker = keras.metrics.Mean(name="cosine_loss")
+        self.mlm_accuracy = keras.metrics.Mean(name="mlm_accuracy")
+        self.teacher_mlm_accuracy = keras.metrics.Mean(name="teacher_mlm_accuracy")
+        self.build()
+
+    def build(self, input_shape=None):
+        if self.built:
+            return
+        if self.projection is not None:
+            self.projection.build((None, None, self.student.backbone.hidden_dim))
+        self.built = True
+
+    def call(self, inputs, training=None):
+        features = {
+            "token_ids": ops.cast(inputs["input_ids"], "int32"),
+            "segment_ids": ops.cast(inputs["segment_ids"], "int32"),
+            "padding_mask": ops.cast(inputs["input_mask"], "int32"),
+        }
+        positions = ops.cast(inputs["masked_lm_positions"], "int32")
+        student = self.student.backbone(features, training=training)["sequence_output"]
+        teacher = self.teacher.backbone(features, training=False)["sequence_output"]
+        teacher = ops.stop_gradient(teacher)
+        outputs = {
+            "student_logits": self.student.mlm_head(student, mask_positions=positions),
+            "teacher_logits": self.teacher.mlm_head(teacher, mask_positions=positions),
+        }
+        if self.cosine_positions == "masked":
+            index = ops.expand_dims(positions, axis=-1)
+            student = ops.take_along_axis(student, index, axis=1)
+            teacher = ops.take_along_axis(teacher, index, axis=1)
+        if self.projection is not None:
+            student = self.projection(student)
+        outputs["student_hidden"], outputs["teacher_hidden"] = student, teacher
+        outputs["teacher_logits"] = ops.stop_gradient(outputs["teacher_logits"])
+        return {name: ops.cast(value, "float32") for name, value in outputs.items()}
+
+    def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
+        weights = ops.cast(x["masked_lm_weights"], "float32")
+        soft = soft_target_cross_entropy(
+            y_pred["student_logits"], y_pred["teacher_logits"], self.temperature
+        )
+        mlm = keras.losses.sparse_categorical_crossentropy(
+            ops.cast(x["masked_lm_ids"], "int32"), y_pred["student_logits"], from_logits=True
+        )
+        cosine = cosine_distance(y_pred["student_hidden"], y_pred["teacher_hidden"])
+        cosine_weights = (
+            weights if self.cosine_positions == "masked" else ops.cast(x["input_mask"], "float32")
+        )
+        self.soft_target_tracker.update_state(soft, sample_weight=weights)
+        self.mlm_loss_tracker.update_state(mlm, sample_weight=weights)
+        self.cosine_tracker.update_state(cosine, sample_weight=cosine_weights)
+        loss = (
+            self.soft_target_weight * weighted_mean(soft, weights)
+            + self.mlm_weight * weighted_mean(mlm, weights)
+            + self.cosine_weight * weighted_mean(cosine, cosine_weights)
+        )
+        for extra in self.losses:  # regularizers, add_loss()
+            loss = loss + ops.sum(ops.cast(extra, "float32"))
+        return _scale_for_replicas(loss)
+
+    def compute_metrics(self, x, y, y_pred, sample_weight=None):
+        ids = ops.expand_dims(ops.cast(x["masked_lm_ids"], "int32"), axis=-1)
+        weights = ops.cast(x["masked_lm_weights"], "float32")
+        for tracker, logits in (
+            (self.mlm_accuracy, y_pred["student_logits"]),
+            (self.teacher_mlm_accuracy, y_pred["teacher_logits"]),
+        ):
+            # A hit is the label's logit being the row's maximum (see AlbertPretrainer).
+            label_logits = ops.take_along_axis(logits, ids, axis=-1)[..., 0]
+            hits = ops.cast(label_logits >= ops.max(logits, axis=-1), "float32")
+            tracker.update_state(hits, sample_weight=weights)
+        return self.get_metrics_result()
+
+    def get_metrics_result(self):
+        results = super().get_metrics_result()
+        if "loss" in results:
+            # The weighted sum of the terms' means over positions (Keras's own `loss` is a mean
+            # over steps).
+            results["loss"] = (
+                self.soft_target_weight * results["soft_target_loss"]
+                + self.mlm_weight * results["mlm_loss"]
+                + self.cosine_weight * results["cosine_loss"]
+            )
+        return results
+
+    def get_config(self):
+        return {
+            "name": self.name,
+            "trainable": self.trainable,
+            "teacher": keras.saving.serialize_keras_object(self.teacher),
+            "student": keras.saving.serialize_keras_object(self.student),
+            "temperature": self.temperature,
+            "soft_target_weight": self.soft_target_weight,
+            "mlm_weight": self.mlm_weight,
+            "cosine_weight": self.cosine_weight,
+            "cosine_positions": self.cosine_positions,
+        }
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        for role in ("teacher", "student"):
+            config[role] = keras.saving.deserialize_keras_object(config[role])
+        return cls(**config)
+
+
+def _scale_for_replicas(loss):
+    """Under `tf.distribute`, gradients are summed over replicas, so a custom loss is divided by
+    their number (as Keras does for its own losses); a no-op on one device and other backends."""
+    if keras.backend.backend() != "tensorflow":
+        return loss
+    import tensorflow as tf
+
+    replicas = tf.distribute.get_strategy().num_replicas_in_sync
+    return loss / replicas if replicas > 1 else loss

@@ -1,0 +1,139 @@
+"""AlbertQuestionAnswerer: SQuAD span prediction on the backbone's sequence output."""
+
+import keras
+
+from albert_keras.layers.answerability_span_head import AnswerabilitySpanHead
+from albert_keras.layers.factorized_embedding import albert_initializer
+from albert_keras.layers.validation import check_positive, check_rate
+from albert_keras.models.compile_defaults import compile_from_saved_config, default_optimizer
+from albert_keras.models.squad_span_loss import SquadSpanLoss
+
+HEADS = ("simple", "v2")
+_BACKBONE_INPUTS = ("token_ids", "segment_ids", "padding_mask")
+
+
+@keras.saving.register_keras_serializable(package="albert_keras")
+class AlbertQuestionAnswerer(keras.Model):
+    """Extractive question answering (SQuAD) on an `AlbertBackbone`.
+
+    Two heads, as the two official scripts:
+    - `head="simple"` (`run_squad_v1.py`, and Hugging Face's `AlbertForQuestionAnswering`):
+      one Dense(2) over the sequence output, `{"start_logits", "end_logits"}` (batch, time);
+    - `head="v2"` (`run_squad_v2.py`): `AnswerabilitySpanHead`, start log-probs, end
+      log-probs given the start (the gold start in training, a `start_n_top` x `end_n_top`
+      beam when the inputs hold no `start_positions`) and an answerability logit
+      `cls_logits`. Its inputs add `p_mask` (1 where no answer can be) and, in training data,
+      the gold `start_positions`.
+
+    Inputs: a dict with the backbone's `token_ids`, `segment_ids`, `padding_mask` (and `p_mask`,
+    `start_positions` for v2), as `albert_keras.squad.squad_dataset` makes them. The heads
+    run in float32.
+
+    Args:
+        backbone: `AlbertBackbone`. The encoder, fine-tuned with the head.
+        head: str. `"simple"` or `"v2"`.
+        start_n_top: int. v2: start pieces kept at inference (official 5).
+        end_n_top: int. v2: end pieces per start at inference (official 5).
+        dropout: float. v2: dropout before the answerability logit (official 0.1).
+        **kwargs: passed to `keras.Model` (e.g. `name`).
+
+    Example:
+    >>> answerer = AlbertQuestionAnswerer(AlbertBackbone.from_preset("albert_base"))
+    >>> answerer.compile()  # AdamWeightDecay 5e-5, the official span loss
+    >>> answerer.fit(squad_dataset(features, 48, training=True), epochs=2)  # doctest: +SKIP
+    """
+
+    def __init__(self, backbone, head="simple", start_n_top=5, end_n_top=5, dropout=0.1, **kwargs):
+        if head not in HEADS:
+            raise ValueError(f"head={head!r}: choose one of {', '.join(HEADS)}")
+        check_positive(start_n_top=start_n_top, end_n_top=end_n_top)
+        check_rate("dropout", dropout)
+        super().__init__(**kwargs)
+        hidden_dim = backbone.get_config()["hidden_dim"]
+
+        # === Layers ===
+        self.backbone = backbone
+        self.span_head = None
+        self.v2_head = None
+        if head == "simple":
+            self.span_head = keras.layers.Dense(
+                2, kernel_initializer=albert_initializer(), dtype="float32", name="qa_outputs"
+            )
+        else:
+            self.v2_head = AnswerabilitySpanHead(
+                hidden_dim, start_n_top, end_n_top, dropout, name="answerability_span_head"
+            )
+
+        # === Config ===
+        self.head = head
+        self.start_n_top = start_n_top
+        self.end_n_top = end_n_top
+        self.dropout = dropout
+        self.hidden_dim = hidden_dim
+        self.build()
+
+    def build(self, input_shape=None):
+        if self.span_head is not None:
+            self.span_head.build((None, None, self.hidden_dim))
+        else:
+            self.v2_head.build((None, None, self.hidden_dim))
+        self.built = True
+
+    def call(self, inputs, training=False):
+        sequence = self.backbone(
+            {name: inputs[name] for name in _BACKBONE_INPUTS}, training=training
+        )["sequence_output"]
+        if self.span_head is not None:
+            logits = self.span_head(keras.ops.cast(sequence, "float32"))
+            return {"start_logits": logits[..., 0], "end_logits": logits[..., 1]}
+        # Gold starts in the inputs (training data, `fit` and `evaluate`): the training
+        # outputs; none (prediction data): the beam.
+        start_positions = inputs.get("start_positions")
+        return self.v2_head(sequence, inputs["p_mask"], start_positions, training=training)
+
+    def compile(self, optimizer="auto", loss="auto", metrics=None, **kwargs):
+        """`keras.Model.compile` with the official defaults.
+
+        Args:
+            optimizer: an optimizer, or `"auto"`: `AdamWeightDecay` (no bias correction,
+                weight decay 0.01 not on biases / LayerNorm, gradients clipped to norm 1),
+                learning rate 5e-5 (simple head, official v1) or 3e-5 (v2 head).
+            loss: a loss, or `"auto"`: `SquadSpanLoss` (the official loss of the head).
+            metrics: metrics (none by default: SQuAD is scored on texts, after `fit`).
+            **kwargs: passed to `keras.Model.compile`.
+        """
+        if optimizer == "auto":
+            optimizer = default_optimizer(learning_rate=5e-5 if self.head == "simple" else 3e-5)
+        if loss == "auto":
+            loss = SquadSpanLoss()
+        super().compile(optimizer=optimizer, loss=loss, metrics=metrics, **kwargs)
+
+    def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
+        # The loss takes the whole output dict (its terms mix outputs), which Keras's
+        # per-output loss mapping cannot express; other losses go the usual way.
+        if isinstance(self.loss, SquadSpanLoss):
+            total = self.loss(y, y_pred, sample_weight)
+            for extra in self.losses:
+                total = total + keras.ops.sum(extra)
+            return total
+        return super().compute_loss(x, y, y_pred, sample_weight, training=training)
+
+    def compile_from_config(self, config):
+        compile_from_saved_config(self, config)
+
+    def get_config(self):
+        return {
+            "name": self.name,
+            "trainable": self.trainable,
+            "backbone": keras.saving.serialize_keras_object(self.backbone),
+            "head": self.head,
+            "start_n_top": self.start_n_top,
+            "end_n_top": self.end_n_top,
+            "dropout": self.dropout,
+        }
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        config["backbone"] = keras.saving.deserialize_keras_object(config["backbone"])
+        return cls(**config)

@@ -1,0 +1,98 @@
+"""AlbertTokenizer: the official text normalization, then SentencePiece, as a Keras layer."""
+
+import re
+
+import keras
+import keras_hub
+import tensorflow as tf
+
+from pipelines.text_normalization import preprocess_text_tensor
+
+# ALBERT's special pieces (DESIGN.md): <pad>=0, <unk>=1, [CLS]=2, [SEP]=3, [MASK]=4.
+SPECIAL_TOKENS = {"pad": "<pad>", "unk": "<unk>", "cls": "[CLS]", "sep": "[SEP]", "mask": "[MASK]"}
+
+
+@keras.saving.register_keras_serializable(package="albert_keras")
+class AlbertTokenizer(keras_hub.tokenizers.SentencePieceTokenizer):
+    """Strings -> ALBERT SentencePiece ids, with the official `preprocess_text` in the graph.
+
+    keras-hub's `AlbertTokenizer` hands text to SentencePiece as it comes; the official ALBERT
+    code (and Hugging Face's tokenizer) first collapses whitespace, turns ``` `` ``` and `''`
+    into `"`, strips accents (NFKD, combining marks dropped) and lower-cases for an uncased
+    vocabulary. This layer does the same in TensorFlow ops (the project's one definition,
+    `pipelines.text_normalization.preprocess_text_tensor`), so it runs in
+    `tf.data`, in a compiled graph and in an exported SavedModel: "Héllo,  my dog" and
+    "hello, my dog" give the same ids, as they do in the official code.
+
+    The output is always computed by TensorFlow (tf-text's SentencePiece op): called eagerly
+    it runs a `tf.function` and returns a `tf.RaggedTensor` for a batch of strings (a dense
+    tensor with `sequence_length`), a 1-D tensor for one string.
+
+    Args:
+        proto: str, bytes or None. A SentencePiece `.model` file or its bytes, holding the
+            special pieces `<pad>`, `<unk>`, `[CLS]`, `[SEP]`, `[MASK]`. Saved inside a
+            `.keras` file as an asset (keras-hub's `vocabulary.spm`).
+        lowercase: bool or None. Lower-case the text; `None` decides from the vocabulary:
+            lower-case when no ordinary piece holds a capital letter A-Z (ALBERT's release).
+        sequence_length: int or None. Pad / cut the ids to this length (keras-hub's argument).
+        **kwargs: passed to `keras_hub.tokenizers.SentencePieceTokenizer`.
+
+    Example:
+    >>> tokenizer = AlbertTokenizer("30k-clean.model")               # doctest: +SKIP
+    >>> tokenizer(["Hello, my  dog is cute"]).to_list()               # doctest: +SKIP
+    [[10975, 15, 51, 1952, 25, 10901]]
+    """
+
+    def __init__(self, proto=None, lowercase=None, sequence_length=None, **kwargs):
+        self.lowercase = lowercase
+        self._graphs = {}
+        super().__init__(proto=proto, sequence_length=sequence_length, **kwargs)
+
+    def set_proto(self, proto):
+        super().set_proto(proto)
+        self._graphs = {}  # traced for the old vocabulary
+        if self.proto is None:
+            return
+        vocabulary = self.get_vocabulary()
+        missing = [token for token in SPECIAL_TOKENS.values() if token not in vocabulary]
+        if missing:
+            raise ValueError(
+                f"the SentencePiece model has no {', '.join(missing)} piece: not an ALBERT "
+                "vocabulary (train one with `python -m pipelines.train_vocab`)"
+            )
+        for name, token in SPECIAL_TOKENS.items():
+            setattr(self, f"{name}_token_id", vocabulary.index(token))
+        # keras-hub's names for the ids that open and close a packed sequence.
+        self.start_token_id, self.end_token_id = self.cls_token_id, self.sep_token_id
+        self.lowercases = (
+            not _has_capitals(vocabulary) if self.lowercase is None else bool(self.lowercase)
+        )
+
+    def tokenize(self, inputs):
+        if tf.inside_function():
+            return self._tokenize_in_graph(inputs)
+        # Eagerly, keras-hub would take its pure-Python path, which skips our TensorFlow
+        # normalization: run the graph one instead (traced once per input rank).
+        inputs = tf.convert_to_tensor(inputs, tf.string)
+        rank = inputs.shape.rank
+        if rank not in self._graphs:
+            spec = tf.TensorSpec([None] * rank, tf.string)
+            self._graphs[rank] = tf.function(self._tokenize_in_graph, input_signature=[spec])
+        return self._graphs[rank](inputs)
+
+    def _tokenize_in_graph(self, inputs):
+        if self.proto is None:
+            raise ValueError("the AlbertTokenizer has no vocabulary: pass proto=")
+        text = preprocess_text_tensor(tf.convert_to_tensor(inputs, tf.string), self.lowercases)
+        return super().tokenize(text)
+
+    def get_config(self):
+        config = super().get_config()
+        config["lowercase"] = self.lowercase
+        return config
+
+
+def _has_capitals(vocabulary: list[str]) -> bool:
+    """Whether an ordinary piece (not `<pad>`, `[CLS]`, ...) holds a letter A-Z."""
+    specials = set(SPECIAL_TOKENS.values())
+    return any(re.search("[A-Z]", piece) for piece in vocabulary if piece not in specials)

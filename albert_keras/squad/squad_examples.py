@@ -1,0 +1,178 @@
+"""SQuAD questions: the `SquadExample` record and the JSON reader (v1.1 and v2.0)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+
+
+@dataclasses.dataclass(frozen=True)
+class SquadExample:
+    """One question on one context, as the official `squad_utils.SquadExample`.
+
+    Args:
+        qas_id: str. The question's id (the key of `predictions.json`).
+        question_text: str.
+        context_text: str. The paragraph, unchanged (answers are cut from it).
+        answer_text: str. The first gold answer ("" when none or impossible).
+        answer_start: int. Its character offset in `context_text`; -1 when none.
+        is_impossible: bool. SQuAD 2.0's unanswerable question.
+        answers: tuple of str. Every gold answer text (for evaluation).
+    """
+
+    qas_id: str
+    question_text: str
+    context_text: str
+    answer_text: str = ""
+    answer_start: int = -1
+    is_impossible: bool = False
+    answers: tuple[str, ...] = ()
+
+
+@dataclasses.dataclass
+class SquadExamples:
+    """The questions of one file, with what was skipped and why.
+
+    Args:
+        examples: list of SquadExample.
+        version: str. `"1.1"` or `"2.0"`.
+        source: str. The file (or tfds split) read.
+        skipped: dict. Reason -> number of questions skipped for it.
+    """
+
+    examples: list[SquadExample]
+    version: str
+    source: str
+    skipped: dict[str, int] = dataclasses.field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.examples)
+
+    def __iter__(self):
+        return iter(self.examples)
+
+    def __getitem__(self, index):
+        return self.examples[index]
+
+
+def read_squad_json(
+    path: str | os.PathLike, *, is_training: bool, first_answer_only: bool = False
+) -> SquadExamples:
+    """Reads a SQuAD v1.1 or v2.0 JSON file (`data` -> `paragraphs` -> `qas`).
+
+    As the official `read_squad_examples`, a training question keeps its first answer only and
+    must have exactly one unless `is_impossible`. Where the official code would crash or train
+    on a wrong span, we skip the question and count why in `skipped` (as BERT's `run_squad.py`
+    skips answers it cannot find): an empty context (`"empty context"`) and, for training, an
+    `answer_start` whose text is not at that offset (`"answer text not at answer_start"`). For
+    prediction the answers are not used, so only empty contexts are skipped.
+
+    Args:
+        path: str or Path. The JSON file.
+        is_training: bool. Whether the answers are needed (training features).
+        first_answer_only: bool. Train on the first of several gold answers (a dev-style file
+            split for training); otherwise several answers are an error, as official.
+
+    Returns:
+        SquadExamples.
+
+    Raises:
+        ValueError: one line naming the file: malformed JSON, a missing field (with the
+            question id), or a training question with no or several answers.
+
+    Example:
+    >>> dev = read_squad_json("dev-v2.0.json", is_training=False)  # doctest: +SKIP
+    >>> dev.version, len(dev)                                      # doctest: +SKIP
+    ('2.0', 11873)
+    """
+    path = os.fspath(path)
+    try:
+        with open(path, encoding="utf-8") as file:
+            data = json.load(file)
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{path}: SQuAD file not found") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise ValueError(f"{path}: not valid JSON ({error})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("data"), list):
+        raise ValueError(f"{path}: not a SQuAD file (no top-level 'data' list)")  # noqa: TRY004 (the CLI reports ValueErrors)
+    return squad_examples_from_articles(
+        data["data"],
+        is_training=is_training,
+        source=path,
+        version=data.get("version"),
+        first_answer_only=first_answer_only,
+    )
+
+
+def squad_examples_from_articles(
+    articles: list,
+    *,
+    is_training: bool,
+    source: str = "data",
+    version: str | None = None,
+    first_answer_only: bool = False,
+) -> SquadExamples:
+    """Turns SQuAD's `data` list (articles -> paragraphs -> qas) into `SquadExamples`.
+
+    Args:
+        articles: list. The JSON file's `data`.
+        is_training: bool. See `read_squad_json`.
+        source: str. Named in errors.
+        version: str. The file's `version` ("1.1", "v2.0"); None decides from the questions
+            (v2.0 when any has `is_impossible`).
+        first_answer_only: bool. See `read_squad_json`.
+    """
+    examples, skipped, any_impossible_key = [], {}, False
+
+    def skip(reason):
+        skipped[reason] = skipped.get(reason, 0) + 1
+
+    for article in articles:
+        for paragraph in _field(article, "paragraphs", source, "article"):
+            context = _field(paragraph, "context", source, "paragraph")
+            for qa in _field(paragraph, "qas", source, "paragraph"):
+                qas_id = str(_field(qa, "id", source, "question"))
+                where = f"question {qas_id}"
+                question = _field(qa, "question", source, where)
+                answers = qa.get("answers", [])
+                any_impossible_key |= "is_impossible" in qa
+                is_impossible = bool(qa.get("is_impossible", False))
+                if not context.strip():
+                    skip("empty context")
+                    continue
+                texts = tuple(_field(a, "text", source, where) for a in answers)
+                answer_text, answer_start = "", -1
+                if is_training and not is_impossible:
+                    if len(answers) != 1 and not (first_answer_only and answers):
+                        raise ValueError(
+                            f"{source}: {where} has {len(answers)} answers; training needs "
+                            "exactly 1 (or is_impossible: true)"
+                        )
+                    answer_text = texts[0]
+                    answer_start = int(_field(answers[0], "answer_start", source, where))
+                    end = answer_start + len(answer_text)
+                    if not answer_text or context[answer_start:end] != answer_text:
+                        skip("answer text not at answer_start")
+                        continue
+                examples.append(
+                    SquadExample(
+                        qas_id=qas_id,
+                        question_text=question,
+                        context_text=context,
+                        answer_text=answer_text,
+                        answer_start=answer_start,
+                        is_impossible=is_impossible,
+                        answers=texts,
+                    )
+                )
+    if version is None:
+        version = "2.0" if any_impossible_key else "1.1"
+    version = "1.1" if str(version).lstrip("v").startswith("1.") else "2.0"
+    return SquadExamples(examples, version=version, source=source, skipped=skipped)
+
+
+def _field(record, key: str, source: str, where: str):
+    if not isinstance(record, dict) or key not in record:
+        raise ValueError(f"{source}: {where} has no {key!r} field")
+    return record[key]

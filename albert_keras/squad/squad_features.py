@@ -1,0 +1,200 @@
+"""SQuAD questions -> fixed-length model features, as the official `convert_examples_to_features`.
+
+`[CLS] question [SEP] context window [SEP]`, padded to `max_seq_length` (384): the question is
+cut to `max_query_length` (64) pieces; a context longer than the rest is cut into windows that
+start `doc_stride` (128) pieces apart; each window records, per context piece, the original
+characters it came from and whether this window gives it the most context (the official
+`_check_is_max_context`), which the post-processing needs to map spans back to text. Training
+targets are the answer's first and last piece, or [CLS] (position 0) when the question is
+impossible or its answer is not wholly inside the window (`is_impossible` is then 1).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+
+import numpy as np
+import sentencepiece as spm
+
+from albert_keras.squad.context_pieces import ContextPieces, encode_context, encode_text
+from albert_keras.squad.squad_examples import SquadExample
+
+INPUT_NAMES = ("token_ids", "segment_ids", "padding_mask", "p_mask")
+LABEL_NAMES = ("start_positions", "end_positions", "is_impossible")
+
+
+@dataclasses.dataclass
+class SquadFeatures:
+    """The windows of a list of questions: model inputs, targets and the way back to text.
+
+    Arrays are (features, max_seq_length) int32 for the inputs, (features,) for the rest.
+    `p_mask` is 1 where no answer can be (question, [SEP], padding), 0 on [CLS] and context.
+
+    Args:
+        inputs: dict of `token_ids`, `segment_ids`, `padding_mask`, `p_mask`.
+        labels: dict of `start_positions`, `end_positions`, `is_impossible`.
+        example_index: int array. The question each window belongs to.
+        doc_offset: int array. The position of the window's first context piece.
+        window_start: int array. The index (in the context's pieces) of that piece.
+        doc_length: int array. The number of context pieces in the window.
+        max_context: list of bool arrays. Per window piece: this window is its best.
+        contexts: list of ContextPieces, one per question (shared between questions of one
+            paragraph).
+        examples: list of SquadExample.
+    """
+
+    inputs: dict[str, np.ndarray]
+    labels: dict[str, np.ndarray]
+    example_index: np.ndarray
+    doc_offset: np.ndarray
+    window_start: np.ndarray
+    doc_length: np.ndarray
+    max_context: list[np.ndarray]
+    contexts: list[ContextPieces]
+    examples: list[SquadExample]
+
+    def __len__(self) -> int:
+        return len(self.example_index)
+
+    def piece_chars(self, feature: int) -> tuple[np.ndarray, np.ndarray]:
+        """The original (first, last) characters of each context piece of a window."""
+        context = self.contexts[self.example_index[feature]]
+        start = self.window_start[feature]
+        window = slice(start, start + self.doc_length[feature])
+        return context.char_starts[window], context.char_ends[window]
+
+
+def make_squad_features(
+    examples,
+    spm_model: str | os.PathLike | spm.SentencePieceProcessor,
+    *,
+    max_seq_length: int = 384,
+    doc_stride: int = 128,
+    max_query_length: int = 64,
+    is_training: bool = False,
+    lower_case: bool = True,
+) -> SquadFeatures:
+    """Makes the model's features for SQuAD questions (the official defaults).
+
+    Args:
+        examples: iterable of SquadExample (e.g. `read_squad_json(...)`).
+        spm_model: path to the SentencePiece model, or a loaded processor.
+        max_seq_length: int. Length of every feature.
+        doc_stride: int. Pieces between the starts of two windows of one context.
+        max_query_length: int. Question pieces kept.
+        is_training: bool. Compute start/end targets from the answers.
+        lower_case: bool. The official `do_lower_case` (True for ALBERT's uncased vocabulary).
+
+    Returns:
+        SquadFeatures.
+
+    Example:
+    >>> dev = read_squad_json("dev-v2.0.json", is_training=False)   # doctest: +SKIP
+    >>> features = make_squad_features(dev, "30k-clean.model")      # doctest: +SKIP
+    >>> features.inputs["token_ids"].shape                          # doctest: +SKIP
+    (12232, 384)
+    """
+    processor = _processor(spm_model)
+    cls_id, sep_id = processor.piece_to_id("[CLS]"), processor.piece_to_id("[SEP]")
+    if max_query_length < 1 or doc_stride < 1:
+        raise ValueError(f"max_query_length={max_query_length}, doc_stride={doc_stride}: both > 0")
+    if max_seq_length < max_query_length + 4:
+        raise ValueError(
+            f"max_seq_length={max_seq_length} leaves no room for a context after a "
+            f"{max_query_length}-piece question and [CLS] [SEP] [SEP]"
+        )
+    examples = list(examples)
+    rows = {name: [] for name in (*INPUT_NAMES, *LABEL_NAMES)}
+    meta = {"example_index": [], "doc_offset": [], "window_start": [], "doc_length": []}
+    max_context, contexts, cache = [], [], {}
+    for example_index, example in enumerate(examples):
+        if example.context_text not in cache:
+            cache[example.context_text] = encode_context(processor, example.context_text,
+                                                         lower_case)  # fmt: skip
+        context = cache[example.context_text]
+        contexts.append(context)
+        query = encode_text(processor, example.question_text, lower_case)[:max_query_length]
+        answer = None
+        if is_training and not example.is_impossible:
+            answer = context.piece_span(
+                example.answer_start, example.answer_start + len(example.answer_text) - 1
+            )
+        doc_offset = len(query) + 2
+        windows = _windows(len(context), max_seq_length - len(query) - 3, doc_stride)
+        for start, length in windows:
+            tokens = [cls_id, *query, sep_id, *context.ids[start : start + length], sep_id]
+            padding = max_seq_length - len(tokens)
+            rows["token_ids"].append(tokens + [0] * padding)
+            rows["segment_ids"].append([0] * doc_offset + [1] * (length + 1) + [0] * padding)
+            rows["padding_mask"].append([1] * len(tokens) + [0] * padding)
+            rows["p_mask"].append([0] + [1] * (len(query) + 1) + [0] * length + [1] * (padding + 1))
+            target = (0, 0)
+            if answer is not None and start <= answer[0] and answer[1] < start + length:
+                target = (answer[0] - start + doc_offset, answer[1] - start + doc_offset)
+            rows["start_positions"].append(target[0])
+            rows["end_positions"].append(target[1])
+            rows["is_impossible"].append(int(target == (0, 0)))
+            meta["example_index"].append(example_index)
+            meta["doc_offset"].append(doc_offset)
+            meta["window_start"].append(start)
+            meta["doc_length"].append(length)
+            max_context.append(_is_max_context(windows, start, length))
+    arrays = {name: np.asarray(values, np.int32) for name, values in rows.items()}
+    for name in INPUT_NAMES:
+        arrays[name] = arrays[name].reshape(-1, max_seq_length)
+    return SquadFeatures(
+        inputs={name: arrays[name] for name in INPUT_NAMES},
+        labels={name: arrays[name] for name in LABEL_NAMES},
+        **{name: np.asarray(values, np.int64) for name, values in meta.items()},
+        max_context=max_context,
+        contexts=contexts,
+        examples=examples,
+    )
+
+
+def _windows(num_pieces: int, max_length: int, stride: int) -> list[tuple[int, int]]:
+    """(start, length) of each window, as the official sliding window: each starts
+    `min(length, stride)` after the last, and the last one reaches the end."""
+    windows, start = [], 0
+    while start < num_pieces:
+        length = min(num_pieces - start, max_length)
+        windows.append((start, length))
+        if start + length == num_pieces:
+            break
+        start += min(length, stride)
+    return windows
+
+
+def _is_max_context(windows, start: int, length: int) -> np.ndarray:
+    """For each piece of the window at `start`: whether it scores best here, the score being
+    min(left, right context) + 0.01 * window length (the official `_check_is_max_context`;
+    the first window wins ties)."""
+    positions = np.arange(start, start + length)
+    best_score = np.full(length, -np.inf)
+    best_start = np.full(length, -1)
+    for other_start, other_length in windows:
+        end = other_start + other_length - 1
+        inside = (positions >= other_start) & (positions <= end)
+        score = np.minimum(positions - other_start, end - positions) + 0.01 * other_length
+        better = inside & (score > best_score)
+        best_score[better] = score[better]
+        best_start[better] = other_start
+    return best_start == start
+
+
+def _processor(spm_model) -> spm.SentencePieceProcessor:
+    if isinstance(spm_model, spm.SentencePieceProcessor):
+        return spm_model
+    path = os.fspath(spm_model)
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"{path}: SentencePiece model not found")
+    processor = spm.SentencePieceProcessor()
+    try:
+        processor.Load(path)
+    except (OSError, RuntimeError) as error:
+        raise ValueError(f"{path}: not a SentencePiece model ({error})") from None
+    for piece in ("[CLS]", "[SEP]"):
+        if processor.piece_to_id(piece) == processor.unk_id():
+            raise ValueError(f"{path}: no {piece} piece (not an ALBERT vocabulary)")
+    return processor

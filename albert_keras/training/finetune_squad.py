@@ -1,0 +1,247 @@
+"""Fine-tune a saved ALBERT on SQuAD v1.1 or v2.0, predict, score.
+
+As the official `run_squad_v1.py` / `run_squad_v2.py` with the release README's settings:
+max_seq_length 384, doc_stride 128, max_query_length 64, batch 48, 2 epochs, learning rate 5e-5
+(v1.1) / 3e-5 (v2.0) with 10% warmup then linear decay, the official AdamWeightDecay; n-best 20,
+max_answer_length 30; v2.0 uses the official v2 head (beam 5 x 5) and picks the no-answer
+threshold that maximizes dev F1 (`best_f1_thresh`), as the official `evaluate_v2`. Training is
+`model.fit` under any strategy. The command is `albert-keras finetune-squad`
+(`albert_keras_cli/finetune_squad.py`).
+
+Outputs in `--output_dir`: `predictions.json` (and `null_odds.json` for v2.0),
+`nbest_predictions.json`, `metrics.json` (the official scores of the predictions when the
+predict file has answers, for v2.0 also those of the best spans with no "no answer", the
+hyperparameters, the feature counts) and `model.keras`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import pathlib
+import time
+
+import keras
+
+from albert_keras.models import AlbertQuestionAnswerer
+from albert_keras.optimizers import AdamWeightDecay, WarmupLinearDecay
+from albert_keras.squad.squad_dataset import squad_dataset
+from albert_keras.squad.squad_examples import read_squad_json
+from albert_keras.squad.squad_features import make_squad_features
+from albert_keras.squad.squad_metrics import evaluate_squad
+from albert_keras.squad.squad_predictions import squad_predictions, write_squad_predictions
+from albert_keras.squad.tfds_reader import read_squad_tfds
+from albert_keras.training.finetune_glue import _find_spm_model, _load_backbone, _save_model
+from albert_keras.training.strategy import get_strategy
+from pipelines import atomic_write
+
+# The official learning rates (release README); every other default is shared.
+LEARNING_RATES = {"1.1": 5e-5, "2.0": 3e-5}
+
+
+def finetune_squad(
+    version: str,
+    train_file: str | os.PathLike | None,
+    predict_file: str | os.PathLike | None,
+    model: str | os.PathLike | keras.Model,
+    output_dir: str | os.PathLike,
+    *,
+    source: str = "json",
+    tfds_data_dir: str | None = None,
+    spm_model: str | os.PathLike | None = None,
+    head: str | None = None,
+    max_seq_length: int = 384,
+    doc_stride: int = 128,
+    max_query_length: int = 64,
+    batch_size: int = 48,
+    epochs: float = 2.0,
+    learning_rate: float | None = None,
+    warmup_proportion: float = 0.1,
+    n_best_size: int = 20,
+    max_answer_length: int = 30,
+    strategy: str = "auto",
+    seed: int = 12345,
+    verbose: str | int = 0,
+) -> dict:
+    """Fine-tunes a backbone on SQuAD, then predicts (and scores) the predict file.
+
+    Args:
+        version: `"1.1"` or `"2.0"`.
+        train_file, predict_file: SQuAD JSON paths (`source="json"`); `train_file` may be None
+            with `epochs=0` (predict only).
+        model: a `.keras` path or a model with a backbone (see `finetune_glue`).
+        output_dir: path. Created if needed.
+        source: `"json"` or `"tfds"` (`squad/v1.1`, `squad/v2.0`: train and validation).
+        tfds_data_dir: tfds's data folder for `source="tfds"`.
+        spm_model: the SentencePiece model; default beside a `model` path.
+        head: `"simple"` or `"v2"`; default simple for 1.1, v2 for 2.0.
+        max_seq_length, doc_stride, max_query_length: feature settings (official 384/128/64).
+        batch_size: int. Training batch (official 48).
+        epochs: float. Passes over the training features (official 2); 0 trains nothing.
+        learning_rate: float. Default 5e-5 (1.1) or 3e-5 (2.0).
+        warmup_proportion: float. Fraction of the steps with a linear warmup.
+        n_best_size, max_answer_length: post-processing (official 20, 30).
+        strategy: str. `albert_keras.training.get_strategy` name.
+        seed: int. Seeds Keras (head init, dropout) and the shuffle.
+        verbose: passed to `fit`.
+
+    Returns:
+        dict: what `metrics.json` holds.
+
+    Example:
+    >>> finetune_squad("2.0", "train-v2.0.json", "dev-v2.0.json", "albert.keras", "out/")
+    ... # doctest: +SKIP
+    """
+    started = time.time()
+    if version not in LEARNING_RATES:
+        raise ValueError(f"version={version!r}: choose 1.1 or 2.0")
+    head = head or ("simple" if version == "1.1" else "v2")
+    learning_rate = LEARNING_RATES[version] if learning_rate is None else learning_rate
+    if epochs < 0 or not 0 <= warmup_proportion <= 1:
+        raise ValueError(f"epochs={epochs} must be >= 0, warmup_proportion in [0, 1]")
+    keras.utils.set_random_seed(seed)
+    train, predict = _read(version, source, train_file, predict_file, tfds_data_dir, epochs)
+    spm_path = _find_spm_model(model, spm_model)
+    settings = {
+        "max_seq_length": max_seq_length,
+        "doc_stride": doc_stride,
+        "max_query_length": max_query_length,
+    }
+    predict_features = make_squad_features(predict, spm_path, **settings)
+    train_features = None
+    if epochs > 0:
+        train_features = make_squad_features(train, spm_path, is_training=True, **settings)
+    output_dir = pathlib.Path(output_dir)
+    output_dir.mkdir(parents=True, exist_ok=True)
+
+    distribution = get_strategy(strategy)
+    with _scope(distribution):
+        backbone, model_name = _load_backbone(model)
+        _check_compatible(backbone, max_seq_length, spm_path, predict_features)
+        answerer = AlbertQuestionAnswerer(backbone, head=head)
+        steps = 0
+        if train_features is not None:
+            steps_per_epoch = len(train_features) // batch_size
+            steps = max(1, math.ceil(epochs * steps_per_epoch))
+            schedule = WarmupLinearDecay(learning_rate, round(warmup_proportion * steps), steps)
+            answerer.compile(optimizer=AdamWeightDecay(learning_rate=schedule))
+    history = {}
+    if train_features is not None:
+        data = squad_dataset(train_features, batch_size, training=True, seed=seed).repeat()
+        fitted = answerer.fit(
+            data,
+            steps_per_epoch=min(steps, steps_per_epoch),
+            epochs=math.ceil(steps / min(steps, steps_per_epoch)),
+            verbose=verbose,
+        )
+        history = {key: [float(v) for v in values] for key, values in fitted.history.items()}
+    outputs = answerer.predict(squad_dataset(predict_features, max(batch_size, 8)), verbose=0)
+    result = squad_predictions(
+        predict_features, outputs, n_best_size=n_best_size, max_answer_length=max_answer_length
+    )
+    summary = {"version": version, "head": head, "predict_examples": len(predict)}
+    threshold, has_gold = None, any(example.answers for example in predict)
+    dataset = _articles(predict) if has_gold else None
+    if version == "2.0":
+        if has_gold:
+            # The threshold that maximizes dev F1 (official `evaluate_v2`), then the answers.
+            threshold = evaluate_squad(dataset, result.answers(), result.null_odds)[
+                "best_f1_thresh"
+            ]
+        answers = result.answers(threshold)
+        files = write_squad_predictions(output_dir, answers, result.null_odds, result.nbest)
+    else:
+        answers = result.answers()
+        files = write_squad_predictions(output_dir, answers, None, result.nbest)
+    if has_gold:
+        summary["metrics"] = evaluate_squad(
+            dataset, answers, result.null_odds if version == "2.0" else None
+        )
+        if version == "2.0":  # the spans alone: every question answered (HasAns_* = span skill)
+            summary["metrics_always_answering"] = evaluate_squad(dataset, result.answers())
+    _save_model(answerer, output_dir / "model.keras")
+    summary.update(
+        {
+            "null_threshold": threshold,
+            "train_examples": len(train) if train is not None else 0,
+            "train_features": len(train_features) if train_features is not None else 0,
+            "predict_features": len(predict_features),
+            "skipped": {"train": getattr(train, "skipped", {}), "predict": predict.skipped},
+            "steps": steps,
+            "history": history,
+            "hyperparameters": {
+                **settings,
+                "batch_size": batch_size,
+                "epochs": epochs,
+                "learning_rate": learning_rate,
+                "warmup_proportion": warmup_proportion,
+                "n_best_size": n_best_size,
+                "max_answer_length": max_answer_length,
+                "seed": seed,
+                "strategy": strategy,
+            },
+            "model": model_name,
+            "spm_model": str(spm_path),
+            "files": [*files, "model.keras"],
+            "wall_seconds": round(time.time() - started, 1),
+        }
+    )
+    atomic_write.write_json(output_dir / "metrics.json", summary)
+    return summary
+
+
+def _read(version, source, train_file, predict_file, data_dir, epochs):
+    if source == "json":
+        if predict_file is None or (epochs > 0 and train_file is None):
+            raise ValueError("--predict_file (and --train_file unless --epochs 0) are required")
+        train = read_squad_json(train_file, is_training=True) if epochs > 0 else None
+        predict = read_squad_json(predict_file, is_training=False)
+    elif source == "tfds":
+        train = read_squad_tfds(version, "train", is_training=True, data_dir=data_dir) if (
+            epochs > 0) else None  # fmt: skip
+        predict = read_squad_tfds(version, "validation", is_training=False, data_dir=data_dir)
+    else:
+        raise ValueError(f"source={source!r}: choose 'json' or 'tfds'")
+    for examples in (train, predict):
+        if examples is not None and examples.version != version:
+            raise ValueError(
+                f"{examples.source}: a SQuAD {examples.version} file, but --version {version}"
+            )
+    return train, predict
+
+
+def _articles(examples) -> dict:
+    """The examples as a SQuAD file's dict, for `evaluate_squad` (one paragraph each)."""
+    qas = [
+        {
+            "id": e.qas_id,
+            "question": e.question_text,
+            "answers": [{"text": text} for text in e.answers],
+            **({"is_impossible": e.is_impossible} if examples.version == "2.0" else {}),
+        }
+        for e in examples
+    ]
+    return {"version": examples.version, "data": [{"paragraphs": [{"context": "", "qas": qas}]}]}
+
+
+def _scope(distribution):
+    if hasattr(distribution, "scope"):
+        return distribution.scope()
+    keras.distribution.set_distribution(distribution)  # JAX
+    return contextlib.nullcontext()
+
+
+def _check_compatible(backbone, max_seq_length, spm_path, features) -> None:
+    config = backbone.get_config()
+    if max_seq_length > config["max_sequence_length"]:
+        raise ValueError(
+            f"--max_seq_length {max_seq_length} exceeds the model's "
+            f"{config['max_sequence_length']} positions"
+        )
+    largest = int(features.inputs["token_ids"].max(initial=0))
+    if largest >= config["vocabulary_size"]:
+        raise ValueError(
+            f"{spm_path}: piece id {largest} but the model embeds only "
+            f"{config['vocabulary_size']} tokens (wrong --spm_model?)"
+        )

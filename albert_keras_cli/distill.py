@@ -1,0 +1,92 @@
+"""`albert-keras distill`: the flags of `albert_keras.distill.distill`, and its summary line."""
+
+from __future__ import annotations
+
+import argparse
+
+from albert_keras_cli.config_flags import add_config_flag, parse_config_flags
+from albert_keras_cli.pretrain import PRECISIONS, STRATEGIES
+
+# `albert_keras.distill`'s STUDENT_INITS and COSINE_POSITIONS (tests/distill checks they agree):
+# importing it here would load TensorFlow for `--help`.
+STUDENT_INITS = ("auto", "teacher", "random")
+COSINE_POSITIONS = ("masked", "tokens")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The `albert-keras distill` flags."""
+    parser.add_argument("--teacher", required=True, help="a saved AlbertPretrainer (.keras)")
+    parser.add_argument(
+        "--student",
+        default="teacher",
+        help="'teacher' (its architecture), an AlbertBackbone preset, or a JSON file of "
+        "backbone arguments; --config overrides on top (e.g. --config num_layers=2)",
+    )
+    add_config_flag(parser, "override a student backbone argument")
+    parser.add_argument("--records", required=True, help="glob of training TFRecord shards")
+    parser.add_argument("--output_dir", required=True)
+    parser.add_argument(
+        "--student_init", default="auto", choices=STUDENT_INITS,
+        help="teacher: copy the teacher's layers (every other one; the shared block itself); "
+        "random; auto: teacher when the widths match",
+    )  # fmt: skip
+    parser.add_argument("--temperature", type=float, default=2.0)
+    parser.add_argument("--soft_target_weight", type=float, default=5.0)
+    parser.add_argument("--mlm_weight", type=float, default=2.0)
+    parser.add_argument("--cosine_weight", type=float, default=1.0)
+    parser.add_argument("--cosine_positions", default="masked", choices=COSINE_POSITIONS)
+    parser.add_argument("--batch_size", type=int, default=32, help="global batch size")
+    parser.add_argument("--max_steps", type=int, default=10_000)
+    parser.add_argument("--learning_rate", type=float, default=0.00176, help="peak (LAMB)")
+    parser.add_argument("--warmup_steps", type=int, default=None, help="default: 2.5%% of steps")
+    parser.add_argument("--dynamic_masking", action="store_true", help="re-mask every batch")
+    parser.add_argument("--eval_records", default=None, help="glob of held-out TFRecord shards")
+    parser.add_argument("--eval_steps", type=int, default=100, help="at most this many; 0: all")
+    parser.add_argument("--checkpoint_every", type=int, default=1000, help="steps")
+    parser.add_argument("--strategy", default="auto", choices=STRATEGIES)
+    parser.add_argument("--mixed_precision", default="auto", choices=PRECISIONS)
+    parser.add_argument("--jit_compile", default="auto", choices=["auto", "true", "false"])
+    parser.add_argument("--steps_per_execution", type=int, default=1)
+    parser.add_argument(
+        "--spm_model", default=None, help="copied beside the student (default: the teacher's)"
+    )
+    parser.add_argument("--seed", type=int, default=12345)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Runs `distill` with the parsed flags; prints where the outputs are."""
+    from albert_keras.distill.distill_job import distill
+
+    summary = distill(
+        args.teacher,
+        args.records,
+        args.output_dir,
+        student=args.student,
+        config=parse_config_flags(args.config),
+        student_init=args.student_init,
+        temperature=args.temperature,
+        soft_target_weight=args.soft_target_weight,
+        mlm_weight=args.mlm_weight,
+        cosine_weight=args.cosine_weight,
+        cosine_positions=args.cosine_positions,
+        batch_size=args.batch_size,
+        max_steps=args.max_steps,
+        learning_rate=args.learning_rate,
+        warmup_steps=args.warmup_steps,
+        dynamic_masking=args.dynamic_masking,
+        eval_records=args.eval_records,
+        eval_steps=args.eval_steps,
+        checkpoint_every=args.checkpoint_every,
+        strategy=args.strategy,
+        mixed_precision=args.mixed_precision,
+        jit_compile=args.jit_compile,
+        steps_per_execution=args.steps_per_execution,
+        spm_model=args.spm_model,
+        seed=args.seed,
+    )
+    final = summary["eval"] or summary["train"]
+    print(
+        f"distilled {summary['steps']['total']} steps -> {args.output_dir}: "
+        + ", ".join(f"{k} {v:.4f}" for k, v in final.items())
+    )
+    return 0

@@ -1,0 +1,291 @@
+"""Which files a records glob names, and how many records they hold, checked file by file.
+
+`list_record_files` expands globs (`gs://` too) to the TFRecord shards they match, leaving out
+what sits beside shards and is not one: folders, hidden or `_`-prefixed names (the writer's
+`.albert_progress/`, Spark's `_SUCCESS`), `stats.json`, temporary files, and any other file whose
+first 12 bytes are not a TFRecord header. `out/records/*` and `out/records/*.tfrecord*` then
+read the same shards as `out/records/*.tfrecord`; what was left out is named in one line.
+
+`count_records` counts every file's records and checks that its bytes are whole records: a
+flipped or missing byte fails here, before training, with the file named.
+
+TensorFlow is imported inside the functions (`pipelines` is importable without it).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import os
+import re
+import struct
+import sys
+from collections.abc import Sequence
+
+from pipelines.record_writer import masked_crc
+
+# Names that are never record shards (no read needed).
+_NOT_RECORD_SUFFIXES = (".json", ".partial", ".txt", ".md", ".model", ".vocab", ".log", ".lock")
+# Names that say "I am a shard": such a file with a bad header is an error, not skipped.
+_SHARD_NAME = re.compile(r"tfrecord|-\d+-of-\d+$", re.IGNORECASE)
+_HEADER_BYTES = 12  # uint64 length + masked CRC-32C of those 8 bytes
+_MAX_LISTED = 5
+
+
+def list_record_files(
+    patterns: str | Sequence[str], flag: str = "file_pattern", *, verbose: bool = True
+) -> list[str]:
+    """Expands record globs to the sorted list of TFRecord shards they match.
+
+    A name given without glob characters is taken as it is (and must be a record file). Among
+    glob matches, files that are not shards are left out and named on stderr in one line; a
+    match whose name says it is a shard (`*tfrecord*`, `*-00001-of-00008`) but whose header is
+    not a TFRecord's is an error.
+
+    Args:
+        patterns: str or list of str. Globs (or names) of TFRecord files, a string may hold
+            several separated by commas; `gs://` works.
+        flag: str. How errors and the skipped line name the input (e.g. `"--records"`).
+        verbose: bool. Print the one line naming what was left out.
+
+    Returns:
+        The shards, sorted, without duplicates.
+
+    Raises:
+        FileNotFoundError: a pattern matches nothing (or no shard).
+        ValueError: a named or shard-named file is not a TFRecord file.
+
+    Example:
+    >>> list_record_files("out/records/*")   # stats.json and .albert_progress/ left out
+    ['out/records/pretraining-00000-of-00002.tfrecord', 'out/records/pretraining-00001-of-...']
+    """
+    import tensorflow as tf
+
+    patterns = [patterns] if isinstance(patterns, str) else list(patterns)
+    # Several globs in one string, comma-separated (as `--input`), unless it names a file.
+    patterns = [
+        part.strip()
+        for pattern in patterns
+        for part in (
+            pattern.split(",") if "," in pattern and not tf.io.gfile.exists(pattern) else [pattern]
+        )
+        if part.strip()
+    ]
+    if not patterns:
+        raise ValueError(f"{flag} is empty: give a glob such as 'out/records/*.tfrecord'")
+    files, skipped = set(), []
+    names = [pattern for pattern in patterns if not _has_glob_characters(pattern)]
+    for name, kind in zip(names, _kinds(names)):
+        if kind == "folder":
+            raise ValueError(
+                f"{flag} {name!r} is a folder; give a glob such as '{name.rstrip('/')}/*.tfrecord'"
+            )
+        if kind != "records":
+            if not tf.io.gfile.exists(name):
+                raise FileNotFoundError(f"{flag} {name!r}: no such file")
+            raise ValueError(_not_records(name, flag))
+        files.add(name)
+    for pattern in patterns:
+        if not _has_glob_characters(pattern):
+            continue
+        matched = tf.io.gfile.glob(pattern)
+        if not matched:
+            raise FileNotFoundError(f"{flag} {pattern!r}: no file matches")
+        shards = _shards_among(matched, flag, skipped)
+        if not shards:
+            raise FileNotFoundError(
+                f"{flag} {pattern!r}: no TFRecord shard among the {len(matched)} match(es) "
+                f"({_names(matched)})"
+            )
+        files.update(shards)
+    if skipped and verbose:
+        print(
+            f"{flag}: skipped {len(skipped)} match(es) that are not record shards: "
+            f"{_names(sorted(skipped))}",
+            file=sys.stderr,
+            flush=True,
+        )
+    return sorted(files)
+
+
+def count_records(files: Sequence[str], flag: str = "file_pattern") -> int:
+    """Counts the records of `files`, checking that each file is whole TFRecord data.
+
+    Every record's length and data checksums are verified (TensorFlow's reader) and the bytes
+    of each file must add up to its records: a file cut inside a record header (which
+    TensorFlow reads as a clean end) is refused too.
+
+    Args:
+        files: list of str. TFRecord files (e.g. from `list_record_files`).
+        flag: str. How errors name the input.
+
+    Returns:
+        The number of records in all files.
+
+    Raises:
+        ValueError: naming the first corrupt or truncated file.
+
+    Example:
+    >>> count_records(list_record_files("out/records/*.tfrecord"))
+    24576
+    """
+    import tensorflow as tf
+
+    if not files:
+        return 0
+    files = list(files)
+
+    def count_one(name):
+        # (records, data bytes) of one file: with 16 framing bytes per record, the file's size.
+        return tf.data.TFRecordDataset(name).reduce(
+            (tf.constant(0, tf.int64), tf.constant(0, tf.int64)),
+            lambda acc, record: (acc[0] + 1, acc[1] + tf.cast(tf.strings.length(record), tf.int64)),
+        )
+
+    try:
+        counts = list(
+            tf.data.Dataset.from_tensor_slices(files)
+            .map(count_one, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
+            .as_numpy_iterator()
+        )
+    except (tf.errors.DataLossError, tf.errors.InvalidArgumentError):
+        counts = None  # the error names no file: find it below
+    if counts is None:
+        counts = []
+        for name in files:
+            try:
+                counts.append(tuple(int(v) for v in count_one(name)))
+            except (tf.errors.DataLossError, tf.errors.InvalidArgumentError) as error:
+                reason = re.sub(r"\s*\[Op:.*$", "", error.message.strip().splitlines()[0])
+                raise ValueError(
+                    f"{flag}: {name} is corrupt ({reason.split('}}')[-1].strip()}); "
+                    "rewrite it or leave it out"
+                ) from None
+    total = 0
+    for name, (records, data_bytes) in zip(files, counts):
+        size = tf.io.gfile.stat(name).length
+        whole = int(records) * 16 + int(data_bytes)
+        if size != whole:
+            raise ValueError(
+                f"{flag}: {name} is truncated or padded: {size - whole} byte(s) after its "
+                f"{int(records)} whole record(s); rewrite it or leave it out"
+            )
+        total += int(records)
+    return total
+
+
+def check_token_ids(
+    files: Sequence[str],
+    vocabulary_size: int,
+    flag: str = "file_pattern",
+    source: str = "the vocabulary",
+    records_per_file: int = 256,
+) -> None:
+    """Refuses records holding token ids the vocabulary does not have.
+
+    Reads the first `records_per_file` records of each file (records written with another
+    vocabulary show it at once), so that a mismatch is one line naming the file and the
+    vocabulary before training starts, not an embedding lookup failing mid-run.
+
+    Args:
+        files: list of str. TFRecord files (already checked by `count_records`).
+        vocabulary_size: int. The model's vocabulary: ids must be below it.
+        flag: str. How the error names the records.
+        source: str. Where `vocabulary_size` came from (e.g. `"--spm_model out/spm.model"`).
+        records_per_file: int. Records read from the start of each file.
+
+    Raises:
+        ValueError: naming the first file with an id >= `vocabulary_size`.
+
+    Example:
+    >>> check_token_ids(files, 30000, "--records", "--spm_model 30k-clean.model")
+    """
+    import tensorflow as tf
+
+    spec = {name: tf.io.VarLenFeature(tf.int64) for name in ("input_ids", "masked_lm_ids")}
+
+    def largest_id(name):
+        batch = tf.data.TFRecordDataset(name).take(records_per_file).batch(records_per_file)
+        largest = tf.constant(-1, tf.int64)
+        for serialized in batch:
+            parsed = tf.io.parse_example(serialized, spec)
+            for value in parsed.values():
+                values = tf.concat([value.values, [-1]], axis=0)  # -1: no id at all
+                largest = tf.maximum(largest, tf.reduce_max(values))
+        return int(largest)
+
+    for name in files:
+        largest = largest_id(name)
+        if largest >= vocabulary_size:
+            raise ValueError(
+                f"{flag}: {name} holds token id {largest}, but {source} has only "
+                f"{vocabulary_size} ids: the records were written with another vocabulary "
+                "(give the one they were made with)"
+            )
+
+
+def _has_glob_characters(pattern: str) -> bool:
+    return any(c in pattern for c in "*?[")
+
+
+def _shards_among(paths: list[str], flag: str, skipped: list[str]) -> list[str]:
+    """The record shards among glob matches; the others' names are appended to `skipped`.
+
+    Names first (no I/O), then one 12-byte read per remaining match (in threads: a TPU run
+    may glob thousands of shards on GCS).
+    """
+    candidates = []
+    for path in paths:
+        name = os.path.basename(path.rstrip("/"))
+        if name.startswith((".", "_")) or name.endswith(_NOT_RECORD_SUFFIXES) or ".tmp" in name:
+            skipped.append(name)
+        else:
+            candidates.append(path)
+    shards = []
+    for path, kind in zip(candidates, _kinds(candidates)):
+        name = os.path.basename(path.rstrip("/"))
+        if kind == "records":
+            shards.append(path)
+        elif kind == "folder":
+            skipped.append(name + "/")
+        elif _SHARD_NAME.search(name):
+            # Named as a shard but not one: a broken shard, not a file to leave out.
+            raise ValueError(_not_records(path, flag))
+        else:
+            skipped.append(name)
+    return shards
+
+
+def _kinds(paths: list[str]) -> list[str]:
+    """`_kind` of each path, read in threads (on GCS each read is a round trip)."""
+    if len(paths) < 2:
+        return [_kind(path) for path in paths]
+    with concurrent.futures.ThreadPoolExecutor(max_workers=16) as pool:
+        return list(pool.map(_kind, paths))
+
+
+def _kind(path: str) -> str:
+    """`"records"` (an empty file, or the first 12 bytes are a TFRecord length and its
+    checksum), `"folder"` or `"other"`."""
+    import tensorflow as tf
+
+    try:
+        with tf.io.gfile.GFile(path, "rb") as f:
+            header = f.read(_HEADER_BYTES)
+    except (tf.errors.OpError, OSError):
+        return "folder" if tf.io.gfile.isdir(path) else "other"
+    if not header:
+        return "records"  # a shard with no records (the reader says so, by name)
+    if len(header) < _HEADER_BYTES:
+        return "other"
+    length_bytes, (stored_crc,) = header[:8], struct.unpack("<I", header[8:])
+    return "records" if masked_crc(length_bytes) == stored_crc else "other"
+
+
+def _not_records(path: str, flag: str) -> str:
+    return f"{flag} {path}: not a readable TFRecord file (its first record's header is invalid)"
+
+
+def _names(paths: list[str]) -> str:
+    names = [os.path.basename(p.rstrip("/")) + ("/" if p.endswith("/") else "") for p in paths]
+    shown = ", ".join(names[:_MAX_LISTED])
+    return shown + (f" and {len(names) - _MAX_LISTED} more" if len(names) > _MAX_LISTED else "")

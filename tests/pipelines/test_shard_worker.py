@@ -1,0 +1,82 @@
+"""Writer worker processes end with their parent, even when it is killed with SIGKILL."""
+
+import os
+import pathlib
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+import pipelines
+
+REPO_ROOT = pathlib.Path(pipelines.__file__).resolve().parents[1]
+
+
+def _children(pid):
+    """Live (not zombie) processes whose parent is `pid`, from /proc."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = pathlib.Path(f"/proc/{entry}/stat").read_text()
+        except OSError:
+            continue
+        state, ppid = stat.rsplit(")", 1)[1].split()[:2]
+        if int(ppid) == pid and state != "Z":
+            found.append(int(entry))
+    return found
+
+
+def _alive(pid):
+    try:
+        state = pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="reads /proc")
+@pytest.mark.parametrize("start_method", ["fork", "spawn"])
+def test_workers_die_when_the_parent_is_killed_with_sigkill(tmp_path, tiny_spm, start_method):
+    words = ["the", "cat", "sat", "on", "the", "mat", "a", "dog", "ran", "in", "the", "park",
+             "it", "was", "a", "fine", "day"]  # fmt: skip
+    paragraph = " ".join(f"{w.capitalize()} {words[i % 16]} {words[(i * 7) % 16]}." for i, w in
+                         enumerate(words * 6))  # fmt: skip
+    (tmp_path / "big.txt").write_text((paragraph + "\n\n") * 3000)  # ~3 MB: seconds of work
+    script = (
+        "import sys; from pipelines import shard_worker as sw; "
+        f"sw.safe_start_method = lambda: {start_method!r}; "
+        "from pipelines.pretraining_data import main; sys.exit(main(sys.argv[1:]))"
+    )
+    parent = subprocess.Popen(
+        [sys.executable, "-c", script, "--input", str(tmp_path / "big.txt"),
+         "--spm_model", str(tiny_spm), "--output_dir", str(tmp_path / "out"),
+         "--max_seq_length", "32", "--dupe_factor", "20", "--num_shards", "2",
+         "--num_workers", "2", "--quiet"],
+        cwd=REPO_ROOT, start_new_session=True,
+    )  # fmt: skip
+    workers = []
+    try:
+        deadline = time.monotonic() + 120
+        while parent.poll() is None and time.monotonic() < deadline:
+            workers = _children(parent.pid)
+            if len(workers) >= 2:
+                break
+            time.sleep(0.05)
+        assert len(workers) >= 2 and parent.poll() is None, "no two workers to orphan"
+        time.sleep(1.0)  # let them get busy (spawned ones import and load the model first)
+        os.kill(parent.pid, signal.SIGKILL)  # the parent only: no cleanup, no group kill
+        parent.wait()
+        deadline = time.monotonic() + 5
+        while any(map(_alive, workers)) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not any(map(_alive, workers)), "workers outlived their killed parent"
+    finally:
+        if parent.poll() is None:
+            os.killpg(parent.pid, signal.SIGKILL)
+        for pid in workers:
+            if _alive(pid):  # only after a failure: the workers this test started
+                os.kill(pid, signal.SIGKILL)

@@ -1,0 +1,105 @@
+"""`albert-keras finetune-squad` end to end on real SQuAD 2.0 questions with a tiny model."""
+
+import json
+
+import keras
+import pytest
+
+import albert_keras as ak
+from albert_keras import cli
+from albert_keras.squad import evaluate_squad
+
+SPM = "vocab/30k-clean.reconstructed.model"
+SQUAD = "squad/squad-v2.0-dev-part.json"
+SMALL = ["--max_seq_length", "64", "--doc_stride", "32", "--max_query_length", "16",
+         "--batch_size", "16", "--strategy", "cpu"]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def saved_model(tmp_path_factory, shared_data):
+    folder = tmp_path_factory.mktemp("model")
+    ak.AlbertBackbone(vocabulary_size=30000, num_layers=2, num_heads=2, embedding_dim=32,
+                      hidden_dim=64, intermediate_dim=128,
+                      max_sequence_length=64).save(folder / "backbone.keras")  # fmt: skip
+    (folder / "spm.model").symlink_to(shared_data / SPM)
+    return folder / "backbone.keras"
+
+
+@pytest.fixture(scope="module")
+def squad_files(tmp_path_factory, shared_data):
+    """Train: 12 paragraphs of one article (first answers only); predict: 6 of another."""
+    data = json.loads((shared_data / SQUAD).read_text())
+    folder = tmp_path_factory.mktemp("squad")
+    train = {"version": "v2.0", "data": [{"title": "a", "paragraphs":
+             data["data"][0]["paragraphs"][:12]}]}  # fmt: skip
+    for paragraph in train["data"][0]["paragraphs"]:
+        for qa in paragraph["qas"]:
+            qa["answers"] = qa["answers"][:1]
+    dev = {
+        "version": "v2.0",
+        "data": [{"title": "b", "paragraphs": data["data"][1]["paragraphs"][:6]}],
+    }
+    (folder / "train.json").write_text(json.dumps(train))
+    (folder / "dev.json").write_text(json.dumps(dev))
+    return folder / "train.json", folder / "dev.json"
+
+
+def test_v2_run_writes_official_files(tmp_path, saved_model, squad_files, capsys):
+    train, dev = squad_files
+    code = cli.main(["finetune-squad", "--version", "2.0", "--train_file", str(train),
+                     "--predict_file", str(dev), "--model", str(saved_model),
+                     "--output_dir", str(tmp_path / "out"), "--epochs", "1", *SMALL])  # fmt: skip
+    assert code == 0
+    out = tmp_path / "out"
+    summary = json.loads((out / "metrics.json").read_text())
+    predictions = json.loads((out / "predictions.json").read_text())
+    null_odds = json.loads((out / "null_odds.json").read_text())
+    dev_ids = [qa["id"] for p in json.loads(dev.read_text())["data"][0]["paragraphs"]
+               for qa in p["qas"]]  # fmt: skip
+    assert sorted(predictions) == sorted(dev_ids) == sorted(null_odds)
+    assert all(isinstance(v, float) for v in null_odds.values())
+    # The reported scores are the official ones of the written files, at the chosen threshold.
+    assert summary["metrics"] == evaluate_squad(
+        dev, out / "predictions.json", out / "null_odds.json"
+    )
+    threshold = summary["null_threshold"]
+    assert threshold == summary["metrics"]["best_f1_thresh"]
+    assert all((text == "") == (null_odds[q] > threshold) or text == ""
+               for q, text in predictions.items())  # fmt: skip
+    assert summary["head"] == "v2" and summary["steps"] == summary["train_features"] // 16
+    assert summary["hyperparameters"]["learning_rate"] == 3e-5
+    assert "HasAns_f1" in summary["metrics_always_answering"]
+    loaded = keras.saving.load_model(out / "model.keras")
+    assert isinstance(loaded, ak.models.AlbertQuestionAnswerer) and loaded.head == "v2"
+    assert "SQuAD 2.0:" in capsys.readouterr().out
+
+
+def test_v1_predict_only_and_bad_input(tmp_path, saved_model, squad_files, capsys):
+    _, dev = squad_files
+    v1 = json.loads(dev.read_text())
+    v1["version"] = "1.1"
+    for paragraph in v1["data"][0]["paragraphs"]:
+        paragraph["qas"] = [qa for qa in paragraph["qas"] if not qa["is_impossible"]]
+    (tmp_path / "dev-v1.json").write_text(json.dumps(v1))
+    code = cli.main(["finetune-squad", "--version", "1.1", "--predict_file",
+                     str(tmp_path / "dev-v1.json"), "--model", str(saved_model),
+                     "--output_dir", str(tmp_path / "v1"), "--epochs", "0", *SMALL])  # fmt: skip
+    assert code == 0
+    summary = json.loads((tmp_path / "v1" / "metrics.json").read_text())
+    assert set(summary["metrics"]) == {"exact_match", "f1"} and summary["head"] == "simple"
+    assert not (tmp_path / "v1" / "null_odds.json").exists()
+    # A v2.0 file under --version 1.1, malformed JSON, a missing train file: exit 2, one line.
+    (tmp_path / "broken.json").write_text('{"data": [}')
+    for args, message in (
+        (["--version", "1.1", "--predict_file", str(dev), "--epochs", "0"],
+         "a SQuAD 2.0 file, but --version 1.1"),
+        (["--version", "2.0", "--predict_file", str(tmp_path / "broken.json"), "--epochs", "0"],
+         "broken.json: not valid JSON"),
+        (["--version", "2.0", "--predict_file", str(dev)],
+         "--train_file unless --epochs 0"),
+    ):  # fmt: skip
+        capsys.readouterr()
+        code = cli.main(["finetune-squad", *args, "--model", str(saved_model),
+                         "--output_dir", str(tmp_path / "bad"), *SMALL])  # fmt: skip
+        err = capsys.readouterr().err.strip()
+        assert code == 2 and message in err and len(err.splitlines()) == 1, err
