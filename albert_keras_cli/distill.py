@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from albert_keras_cli.config_flags import add_config_flag, parse_config_flags
-from albert_keras_cli.pretrain import PRECISIONS, STRATEGIES
+from albert_keras_cli.pretrain import STRATEGIES, add_mixed_precision_flag
 
 # `albert_keras.distill`'s STUDENT_INITS and COSINE_POSITIONS (tests/distill checks they agree):
 # importing it here would load TensorFlow for `--help`.
@@ -44,7 +44,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--eval_steps", type=int, default=100, help="at most this many; 0: all")
     parser.add_argument("--checkpoint_every", type=int, default=1000, help="steps")
     parser.add_argument("--strategy", default="auto", choices=STRATEGIES)
-    parser.add_argument("--mixed_precision", default="auto", choices=PRECISIONS)
+    add_mixed_precision_flag(parser)
     parser.add_argument("--jit_compile", default="auto", choices=["auto", "true", "false"])
     parser.add_argument("--steps_per_execution", type=int, default=1)
     parser.add_argument(

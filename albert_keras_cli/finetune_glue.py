@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from albert_keras_cli.pretrain import add_mixed_precision_flag
+
 # The trainable tasks of `albert_keras.glue.GLUE_TASKS` (tests/cli checks they agree): importing
 # it here would load TensorFlow for `--help`.
 TASKS = ("CoLA", "SST-2", "MRPC", "STS-B", "QQP", "MNLI", "QNLI", "RTE", "WNLI")
@@ -44,6 +46,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="stop after this many evaluations without improvement (0: never)",
     )
     parser.add_argument("--seed", type=int, default=12345)
+    add_mixed_precision_flag(parser)
     parser.add_argument(
         "--jit_compile",
         choices=("auto", "true", "false"),
@@ -74,6 +77,7 @@ def run(args: argparse.Namespace) -> int:
         eval_every=args.eval_every,
         patience=args.patience,
         seed=args.seed,
+        mixed_precision=args.mixed_precision,
         jit_compile={"auto": "auto", "true": True, "false": False}[args.jit_compile],
         verbose="auto",
     )

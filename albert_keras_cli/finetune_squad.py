@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from albert_keras_cli.pretrain import add_mixed_precision_flag
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--version", required=True, choices=("1.1", "2.0"))
@@ -35,6 +37,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max_answer_length", type=int, default=30)
     parser.add_argument("--strategy", default="auto", help="auto, tpu, gpu, cpu, ...")
     parser.add_argument("--seed", type=int, default=12345)
+    add_mixed_precision_flag(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -60,6 +63,7 @@ def run(args: argparse.Namespace) -> int:
         warmup_proportion=args.warmup_proportion,
         n_best_size=args.n_best_size,
         max_answer_length=args.max_answer_length,
+        mixed_precision=args.mixed_precision,
         strategy=args.strategy,
         seed=args.seed,
         verbose="auto",

@@ -12,6 +12,17 @@ STRATEGIES = ("auto", "tpu", "gpu", "mirrored", "multi_worker", "one_device", "c
 PRECISIONS = ("auto", "float32", "mixed_bfloat16", "mixed_float16")
 
 
+def add_mixed_precision_flag(parser: argparse.ArgumentParser) -> None:
+    """`--mixed_precision`, as every training command takes it."""
+    parser.add_argument(
+        "--mixed_precision",
+        default="auto",
+        choices=PRECISIONS,
+        help="auto: bfloat16 where the hardware computes it natively (TPU, GPU >= 8.0, CPU with "
+        "AVX512_BF16 / AMX and oneDNN), float16 on GPU 7.x, else float32; printed at start",
+    )
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The `albert-keras pretrain` flags."""
     parser.add_argument("--records", required=True, help="glob of training TFRecord shards")
@@ -36,7 +47,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--checkpoint_every", type=int, default=1000, help="steps")
     parser.add_argument("--strategy", default="auto", choices=STRATEGIES)
-    parser.add_argument("--mixed_precision", default="auto", choices=PRECISIONS)
+    add_mixed_precision_flag(parser)
     parser.add_argument("--jit_compile", default="auto", choices=["auto", "true", "false"])
     parser.add_argument("--steps_per_execution", type=int, default=1)
     parser.add_argument("--spm_model", default=None, help="copied beside the model")

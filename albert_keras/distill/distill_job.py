@@ -27,6 +27,7 @@ from albert_keras.distill.warm_start import warm_start, warm_start_mismatch
 from albert_keras.models import AlbertBackbone, AlbertPretrainer
 from albert_keras.optimizers import Lamb, WarmupLinearDecay
 from albert_keras.training import strategy as strategies
+from albert_keras.training.precision import loss_scaled
 
 # The pretraining job's pieces (one owner for the record checks, callbacks and outputs).
 from albert_keras.training.pretrain_job import (
@@ -130,7 +131,8 @@ def distill(
     if batch_size % replicas:
         raise ValueError(f"--batch_size={batch_size} is not divisible by {replicas} replicas")
     use_xla = strategies.resolve_jit_compile(jit_compile, distribution)
-    precision = strategies.resolve_precision(mixed_precision, distribution)
+    precision, why = strategies.choose_precision(mixed_precision, distribution)
+    print(f"mixed precision: {precision} ({why})")
     with strategies.scope(distribution):
         teacher_model = _load_teacher(teacher)
     student_config = _student_config(student, config or {}, teacher_model.backbone, seq_length)
@@ -360,11 +362,10 @@ def _compile(distiller, run_config: dict, jit_compile: bool, steps_per_execution
     schedule = WarmupLinearDecay(
         run_config["learning_rate"], run_config["warmup_steps"], run_config["max_steps"]
     )
-    optimizer = Lamb(learning_rate=schedule)
-    if run_config["mixed_precision"] == "mixed_float16":
-        optimizer = keras.optimizers.LossScaleOptimizer(optimizer)  # float16 underflows
     distiller.compile(
-        optimizer=optimizer, jit_compile=jit_compile, steps_per_execution=steps_per_execution
+        optimizer=loss_scaled(Lamb(learning_rate=schedule), run_config["mixed_precision"]),
+        jit_compile=jit_compile,
+        steps_per_execution=steps_per_execution,
     )
     distiller.optimizer.build(distiller.trainable_variables)  # so a checkpoint can load
 

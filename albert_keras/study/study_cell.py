@@ -51,7 +51,9 @@ def run_cell(spec, cell, seed: int, folder: str, data: dict, glue_dir: str | Non
     results = {}
     if downstream:
         for task in settings["tasks"]:
-            results[task] = _finetune(spec, seed, folder, pretrain_dir, task, glue_dir, progress)
+            results[task] = _finetune(
+                spec, cell, seed, folder, pretrain_dir, task, glue_dir, progress
+            )
     scores = [entry["score"] for entry in results.values()]
     summary = {
         "cell": cell.name,
@@ -113,6 +115,7 @@ def _pretrain(spec, cell, seed, pretrain_dir, data, progress) -> dict:
             warmup_steps=settings["warmup_steps"],
             checkpoint_every=min(settings["checkpoint_every"], settings["steps"]),
             spm_model=settings["spm_model"],
+            mixed_precision=spec.precision(cell),
             seed=seed,
             verbose=0,
         )
@@ -218,7 +221,7 @@ def _intrinsic(spec, cell, folder, pretrain_dir, data, progress) -> dict:
 # === Fine-tuning ===
 
 
-def _finetune(spec, seed, folder, pretrain_dir, task, glue_dir, progress) -> dict:
+def _finetune(spec, cell, seed, folder, pretrain_dir, task, glue_dir, progress) -> dict:
     out = os.path.join(folder, "glue", task)
     metrics_path = os.path.join(out, "metrics.json")
     if not os.path.exists(metrics_path):
@@ -243,6 +246,7 @@ def _finetune(spec, seed, folder, pretrain_dir, task, glue_dir, progress) -> dic
             eval_every=math.ceil(steps / settings["finetune_evaluations"]),
             patience=0,
             seed=seed,
+            mixed_precision=spec.precision(cell),
             verbose=0,
         )
         progress.finetuned(time.time() - started)

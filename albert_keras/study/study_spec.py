@@ -44,6 +44,7 @@ DEFAULT_SPEC = {
     "learning_rate": 0.00176,
     "warmup_steps": None,  # None: the official 2.5% of `steps`
     "checkpoint_every": 100,
+    "mixed_precision": "auto",  # pretraining and fine-tuning; a cell may set its own
     "seeds": [1, 2, 3],
     # --- data: made once per sentence objective from the same corpus ---
     "corpus": None,  # glob(s) of training text
@@ -92,7 +93,8 @@ BUILTIN_DESCRIPTIONS = {
     "table4": "The effect of cross-layer parameter sharing (paper, Table 4).",
     "table5": "The effect of the sentence-prediction loss: none, NSP, SOP (paper, Table 5).",
 }
-_CELL_KEYS = {"name", "sentence_objective", "backbone", "pretrain"}
+_CELL_KEYS = {"name", "sentence_objective", "backbone", "pretrain", "mixed_precision"}
+PRECISIONS = ("auto", "float32", "mixed_bfloat16", "mixed_float16")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -104,12 +106,15 @@ class Cell:
         sentence_objective: str. `"none"`, `"nsp"` or `"sop"`.
         backbone: dict. Backbone arguments over the study's (e.g. `{"sharing": "ffn"}`).
         pretrain: bool. False for the no-pretraining baseline (random weights).
+        mixed_precision: str. The cell's dtype policy (`"auto"`, `"float32"`, ...); None: the
+            study's `mixed_precision`.
     """
 
     name: str
     sentence_objective: str = "sop"
     backbone: dict = dataclasses.field(default_factory=dict)
     pretrain: bool = True
+    mixed_precision: str | None = None
 
     @property
     def folder(self) -> str:
@@ -132,6 +137,10 @@ class StudySpec:
     def backbone_config(self, cell: Cell) -> dict:
         """The backbone arguments of `cell`: the study's, then the cell's overrides."""
         return {**self.settings["backbone"], **cell.backbone}
+
+    def precision(self, cell: Cell) -> str:
+        """The dtype policy name `cell` trains in (before `"auto"` is resolved)."""
+        return cell.mixed_precision or self.settings["mixed_precision"]
 
     def to_dict(self) -> dict:
         """The spec as a dict that `load_spec` reads back (the baseline cell comes from
@@ -248,6 +257,7 @@ def _cell(item, index: int, where: str) -> Cell:
         sentence_objective=objective,
         backbone=dict(item.get("backbone") or {}),
         pretrain=bool(item.get("pretrain", True)),
+        mixed_precision=item.get("mixed_precision"),
     )
 
 
@@ -285,6 +295,12 @@ def _check(settings: dict, cells: list[Cell], where: str) -> None:
         )
     known = set(AlbertBackbone.presets[preset])
     for cell in cells:
+        precision = cell.mixed_precision or settings["mixed_precision"]
+        if precision not in PRECISIONS:
+            raise ValueError(
+                f"{where}: cell {cell.name}: mixed_precision={precision!r}; "
+                f"choose one of {', '.join(PRECISIONS)}"
+            )
         if cell.sentence_objective not in SENTENCE_OBJECTIVES:
             raise ValueError(
                 f"{where}: cell {cell.name}: sentence_objective={cell.sentence_objective!r}; "

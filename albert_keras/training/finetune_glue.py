@@ -35,6 +35,7 @@ from albert_keras.glue.tfds_reader import read_glue_tfds
 from albert_keras.glue.tsv_reader import read_glue_tsv
 from albert_keras.models import AlbertBackbone, AlbertClassifier
 from albert_keras.optimizers import AdamWeightDecay, WarmupLinearDecay
+from albert_keras.training.precision import choose_precision, in_precision, loss_scaled
 from albert_keras.training.step_progress import progress_callbacks
 from pipelines import atomic_write
 
@@ -56,6 +57,7 @@ def finetune_glue(
     patience: int = 5,
     seed: int = 12345,
     jit_compile: str | bool = "auto",
+    mixed_precision: str = "auto",
     verbose: str | int = 0,
 ) -> dict:
     """Fine-tunes a backbone on one GLUE task; writes the model, metrics and predictions.
@@ -77,6 +79,9 @@ def finetune_glue(
         patience: int. Evaluations without improvement before stopping; 0 never stops early.
         seed: int. Seeds Keras (head init, dropout) and the shuffle.
         jit_compile: `"auto"` (Keras's choice: XLA on GPU / TPU, not on CPU) or a bool.
+        mixed_precision: str. `"auto"` (bfloat16 where the hardware computes it natively, see
+            `albert_keras.training.precision`), `"float32"`, `"mixed_bfloat16"` or
+            `"mixed_float16"`. A backbone in another policy is copied into this one.
         verbose: 0 is silent; otherwise one progress line in steps every ~10 s (`StepProgress`).
 
     Returns:
@@ -97,6 +102,11 @@ def finetune_glue(
     train = read(task, "train")
     devs = {split: read(task, split) for split in task.dev_splits}
     backbone, model_name = _load_backbone(model)
+    precision, why = choose_precision(mixed_precision, None)
+    if verbose:
+        print(f"mixed precision: {precision} ({why})")
+    backbone = in_precision(backbone, precision)
+    settings["mixed_precision"] = precision
     spm_path = _find_spm_model(model, spm_model)
     encoder = GlueEncoder(spm_path, settings["max_seq_length"])
     _check_compatible(backbone, encoder, settings["max_seq_length"], spm_path)
@@ -107,7 +117,10 @@ def finetune_glue(
     schedule = WarmupLinearDecay(
         settings["learning_rate"], settings["warmup_steps"], settings["max_steps"]
     )
-    classifier.compile(optimizer=AdamWeightDecay(learning_rate=schedule), jit_compile=jit_compile)
+    classifier.compile(
+        optimizer=loss_scaled(AdamWeightDecay(learning_rate=schedule), precision),
+        jit_compile=jit_compile,
+    )
     dev_inputs = {
         split: glue_dataset(dev, encoder, settings["batch_size"], with_labels=False)
         for split, dev in devs.items()

@@ -33,6 +33,7 @@ from albert_keras.squad.squad_metrics import evaluate_squad
 from albert_keras.squad.squad_predictions import squad_predictions, write_squad_predictions
 from albert_keras.squad.tfds_reader import read_squad_tfds
 from albert_keras.training.finetune_glue import _find_spm_model, _load_backbone, _save_model
+from albert_keras.training.precision import choose_precision, in_precision, loss_scaled
 from albert_keras.training.strategy import get_strategy
 from pipelines import atomic_write
 
@@ -61,6 +62,7 @@ def finetune_squad(
     n_best_size: int = 20,
     max_answer_length: int = 30,
     strategy: str = "auto",
+    mixed_precision: str = "auto",
     seed: int = 12345,
     verbose: str | int = 0,
 ) -> dict:
@@ -83,6 +85,8 @@ def finetune_squad(
         warmup_proportion: float. Fraction of the steps with a linear warmup.
         n_best_size, max_answer_length: post-processing (official 20, 30).
         strategy: str. `albert_keras.training.get_strategy` name.
+        mixed_precision: str. `"auto"` (bfloat16 where the hardware computes it natively),
+            `"float32"`, `"mixed_bfloat16"` or `"mixed_float16"` (see `finetune_glue`).
         seed: int. Seeds Keras (head init, dropout) and the shuffle.
         verbose: passed to `fit`.
 
@@ -118,6 +122,9 @@ def finetune_squad(
     distribution = get_strategy(strategy)
     with _scope(distribution):
         backbone, model_name = _load_backbone(model)
+        precision, why = choose_precision(mixed_precision, distribution)
+        print(f"mixed precision: {precision} ({why})")
+        backbone = in_precision(backbone, precision)
         _check_compatible(backbone, max_seq_length, spm_path, predict_features)
         answerer = AlbertQuestionAnswerer(backbone, head=head)
         steps = 0
@@ -125,7 +132,8 @@ def finetune_squad(
             steps_per_epoch = len(train_features) // batch_size
             steps = max(1, math.ceil(epochs * steps_per_epoch))
             schedule = WarmupLinearDecay(learning_rate, round(warmup_proportion * steps), steps)
-            answerer.compile(optimizer=AdamWeightDecay(learning_rate=schedule))
+            optimizer = AdamWeightDecay(learning_rate=schedule)
+            answerer.compile(optimizer=loss_scaled(optimizer, precision))
     history = {}
     if train_features is not None:
         data = squad_dataset(train_features, batch_size, training=True, seed=seed).repeat()

@@ -27,6 +27,7 @@ from albert_keras.training.init_from import (
     initialize_from,
     load_init_source,
 )
+from albert_keras.training.precision import loss_scaled
 from albert_keras.training.pretraining_stream import count_records, pretraining_stream
 from albert_keras.training.step_checkpoint import StepCheckpoint
 from albert_keras.training.step_progress import progress_callbacks
@@ -139,6 +140,8 @@ def pretrain(
     accumulate = gradient_accumulation_steps
     micro_batch = micro_batch_size(batch_size, accumulate, replicas)
     use_xla = strategies.resolve_jit_compile(jit_compile, distribution)
+    precision, why = strategies.choose_precision(mixed_precision, distribution)
+    print(f"mixed precision: {precision} ({why})")
     run_config = {  # what a resumed run must share with the one it continues
         "files": [path if "://" in path else os.path.abspath(path) for path in files],
         "num_examples": count_records(files, "--records"),
@@ -155,7 +158,7 @@ def pretrain(
         "max_predictions_per_seq": num_predictions,
         "dynamic_masking": dynamic_masking,
         "checkpoint_every": checkpoint_every,
-        "mixed_precision": strategies.resolve_precision(mixed_precision, distribution),
+        "mixed_precision": precision,
         "seed": seed,
         # Only when used, so checkpoints of runs without them still resume.
         **({"init_from": init_from} if init_from else {}),
@@ -284,9 +287,7 @@ def _build_pretrainer(run_config: dict, jit_compile: bool, steps_per_execution: 
         learning_rate=PerUpdateSchedule(schedule, accumulate) if accumulate > 1 else schedule,
         gradient_accumulation_steps=accumulate if accumulate > 1 else None,
     )
-    if run_config["mixed_precision"] == "mixed_float16":
-        # float16 gradients underflow without loss scaling (bfloat16 has float32's range).
-        optimizer = keras.optimizers.LossScaleOptimizer(optimizer)
+    optimizer = loss_scaled(optimizer, run_config["mixed_precision"])
     pretrainer.compile(
         optimizer=optimizer,
         jit_compile=jit_compile,

@@ -9,8 +9,14 @@ import os
 
 import keras
 
+# Re-exported: the precision choice was made here before it had a module of its own.
+from albert_keras.training.precision import (  # noqa: F401
+    PRECISIONS,
+    choose_precision,
+    resolve_precision,
+)
+
 STRATEGIES = ("auto", "tpu", "gpu", "mirrored", "multi_worker", "one_device", "cpu")
-PRECISIONS = ("auto", "float32", "mixed_bfloat16", "mixed_float16")
 
 
 def get_strategy(name: str = "auto", devices: list[str] | None = None):
@@ -81,19 +87,6 @@ def platform(strategy) -> str:
     )
 
 
-def resolve_precision(precision: str, strategy) -> str:
-    """The Keras dtype policy for `precision`; `"auto"` is `mixed_bfloat16` on TPU and on GPUs
-    of compute capability 8.0 or more (A100, H100, ...), `float32` elsewhere."""
-    if precision not in PRECISIONS:
-        raise ValueError(f"mixed_precision={precision!r} is not one of {', '.join(PRECISIONS)}")
-    if precision != "auto":
-        return precision
-    kind = platform(strategy)
-    if kind == "tpu" or (kind == "gpu" and _gpu_compute_capability() >= 8.0):
-        return "mixed_bfloat16"
-    return "float32"
-
-
 def resolve_jit_compile(jit_compile: str | bool, strategy) -> bool:
     """XLA on TPU / GPU (and always on JAX, which compiles everything); off on CPU with
     TensorFlow: measured here, XLA's steps were 12-29% faster on tiny models but its compile
@@ -162,7 +155,8 @@ def _tpu_strategy(tf):
     return tf.distribute.TPUStrategy(resolver)
 
 
-def _gpu_compute_capability() -> float:
+def gpu_compute_capability() -> float:
+    """The first GPU's CUDA compute capability (e.g. 8.0), 0.0 without a GPU."""
     if keras.backend.backend() == "jax":
         import jax
 

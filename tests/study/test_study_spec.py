@@ -54,9 +54,24 @@ def test_yaml_and_json_files(tmp_path):
         "num_layers": 2,
         "sharing": "ffn",
     }
+    assert [spec.precision(c) for c in spec.cells] == ["auto", "auto"]  # the study's default
     (tmp_path / "grid.json").write_text(json.dumps({"cells": [{"name": "x"}], "seeds": [7]}))
     spec = load_spec(str(tmp_path / "grid.json"))
     assert [c.name for c in spec.cells] == ["x", BASELINE]
+
+
+def test_a_cell_may_train_in_its_own_precision():
+    spec = load_spec(
+        {"cells": [{"name": "f32", "mixed_precision": "float32"}, {"name": "study"}]},
+        {"mixed_precision": "mixed_bfloat16"},
+    )
+    assert [spec.precision(c) for c in spec.cells] == [
+        "float32",
+        "mixed_bfloat16",
+        "mixed_bfloat16",
+    ]
+    again = load_spec(spec.to_dict())
+    assert [again.precision(c) for c in again.cells] == [spec.precision(c) for c in spec.cells]
 
 
 @pytest.mark.parametrize(
@@ -77,6 +92,8 @@ def test_yaml_and_json_files(tmp_path):
         ("table5", {"learning_rate": -1}, "learning_rate=-1 must be a positive number"),
         ("table5", {"preset": "albert_tiny"}, "preset 'albert_tiny' is unknown"),
         ("table5", {"warp": 9}, "--config warp: not a study key"),
+        ("table5", {"mixed_precision": "bf16"}, "cell None: mixed_precision='bf16'; choose"),
+        ({"cells": [{"name": "a", "mixed_precision": "fp8"}]}, {}, "mixed_precision='fp8'"),
     ],
 )
 def test_bad_specs_raise_one_line(spec, overrides, message):

@@ -103,7 +103,7 @@ def train(distribution, initial_weights=None):
 
 def lamb_on_jax():
     """The LAMB NumPy-reference check on this backend."""
-    sys.path.insert(0, str(pathlib.Path(__file__).parent))
+    sys.path.insert(0, str(pathlib.Path(__file__).parents[1] / "optimizers"))
     from lamb_reference import (
         TINY_BLOCK_FLAGS,
         lamb_reference,
