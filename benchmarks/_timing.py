@@ -55,16 +55,6 @@ def set_environment(args: argparse.Namespace) -> None:
         os.environ["TF_ENABLE_ONEDNN_OPTS"] = "1" if args.onednn == "on" else "0"
 
 
-def onednn_enabled() -> bool:
-    """TensorFlow's own runtime oneDNN switch (not a public API: assume off if it moves)."""
-    try:
-        from tensorflow.python.util import _pywrap_util_port
-
-        return bool(_pywrap_util_port.IsMklEnabled())
-    except (ImportError, AttributeError):
-        return False
-
-
 def backbone_config(args: argparse.Namespace) -> dict:
     """The constructor arguments shared by our backbone and keras-hub's (ALBERT v2: no dropout)."""
     return {
@@ -100,6 +90,10 @@ def hugging_face_config(args: argparse.Namespace, **overrides):
 
 
 def describe(args: argparse.Namespace) -> str:
+    # Here, not at the top: importing albert_keras imports TensorFlow, which reads
+    # TF_ENABLE_ONEDNN_OPTS once (set_environment must run first).
+    from albert_keras.training.precision import onednn_enabled
+
     return (
         f"L{args.num_layers} H{args.hidden_dim} A{args.num_heads} E{args.embedding_dim} "
         f"I{args.intermediate_dim} V{args.vocabulary_size}, batch {args.batch_size} x "

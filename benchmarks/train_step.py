@@ -1,7 +1,13 @@
 """Pretraining step speed: ours (MLM + SOP) vs keras-hub's AlbertMaskedLM vs HF (torch).
 
     .venv/bin/python benchmarks/train_step.py                  # L6 H256 E128 I1024, 16 x 128
-    .venv/bin/python benchmarks/train_step.py --xla on --rounds 7 --steps 5
+    .venv/bin/python benchmarks/train_step.py --precision float32 --rounds 7
+
+With no flags it prints three tables from one run: **at the defaults a user gets** (each peer
+as it comes: ours in what `--mixed_precision auto` picks on this machine, keras-hub and Hugging
+Face in float32, TensorFlow's default build with oneDNN as it comes), then **at matched
+precision**, float32 and bfloat16 (keras-hub under the `mixed_bfloat16` policy, HF under
+`torch.autocast("cpu", torch.bfloat16)`, PyTorch's CPU mixed precision).
 
 Every peer trains on the same synthetic batch (full-length sequences, 20 masked positions) with
 the same optimizer settings (AdamW 1e-4, weight decay 0.01, epsilon 1e-6, gradients clipped to
@@ -10,7 +16,7 @@ metrics), keras-hub's `AlbertMaskedLM.train_on_batch` (MLM only, its default los
 accuracy), and Hugging Face's `AlbertForPreTraining` (MLM + SOP, eager torch, its default
 attention) when `torch` and `transformers` import. A TensorFlow matmul is timed in the same
 rounds, so the model FLOPs/s can be read as a fraction of what this machine does on a matmul
-right now. Peers alternate round by round; the table shows medians.
+right now. Peers alternate round by round; the tables show medians and paired ratios.
 """
 
 import argparse
@@ -46,7 +52,7 @@ def keras_optimizer():
     )
 
 
-def ours(args, batch):
+def ours(args, batch, policy: str):
     import keras
     import tensorflow as tf
 
@@ -54,7 +60,7 @@ def ours(args, batch):
 
     keras.utils.set_random_seed(args.seed)
     pretrainer = ak.AlbertPretrainer(
-        ak.AlbertBackbone(**backbone_config(args)), sentence_objective="sop"
+        ak.AlbertBackbone(**backbone_config(args), dtype=policy), sentence_objective="sop"
     )
     pretrainer.compile(optimizer=keras_optimizer(), jit_compile=args.xla == "on")
     x = {key: tf.constant(value) for key, value in batch.items()}
@@ -75,7 +81,7 @@ def count_traces(model):
     model.call = counted
 
 
-def keras_hub_masked_lm(args, batch):
+def keras_hub_masked_lm(args, batch, policy: str = "float32"):
     import keras
     import keras_hub
     import tensorflow as tf
@@ -83,7 +89,7 @@ def keras_hub_masked_lm(args, batch):
     keras.utils.set_random_seed(args.seed)
     config = backbone_config(args)
     masked_lm = keras_hub.models.AlbertMaskedLM(
-        keras_hub.models.AlbertBackbone(**config), preprocessor=None
+        keras_hub.models.AlbertBackbone(**config, dtype=policy), preprocessor=None
     )
     masked_lm.compile(optimizer=keras_optimizer(), jit_compile=args.xla == "on")
     x = {
@@ -97,8 +103,10 @@ def keras_hub_masked_lm(args, batch):
     return step_runner(lambda: masked_lm.train_on_batch(x, y, sample_weight=weights))
 
 
-def hugging_face(args, batch):
-    """HF's AlbertForPreTraining in eager torch, or None when torch/transformers are missing."""
+def hugging_face(args, batch, bfloat16: bool = False):
+    """HF's AlbertForPreTraining in eager torch, or None when torch/transformers are missing;
+    `bfloat16`: the forward under `torch.autocast("cpu", torch.bfloat16)` (weights and the
+    optimizer stay float32, as Keras's mixed policies keep them)."""
     try:
         import torch
         from transformers import AlbertForPreTraining
@@ -121,7 +129,8 @@ def hugging_face(args, batch):
 
     def step():
         optimizer.zero_grad(set_to_none=True)
-        loss = model(**inputs).loss
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bfloat16):
+            loss = model(**inputs).loss
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
@@ -210,6 +219,52 @@ def step_matmuls_runner(shapes: list[tuple], seed: int):
     return step_runner(one_step), flops
 
 
+PRECISION_VIEWS = ("defaults", "float32", "bfloat16")
+
+
+def peer_runners(args, batch, views: list[str], default_policy: str) -> dict:
+    """The model runners the tables need, named "PEER POLICY" (each built once)."""
+    wanted_policies = {"ours": set(), "keras-hub": set(), "hf": set()}
+    if "defaults" in views:
+        wanted_policies["ours"].add(default_policy)
+        wanted_policies["keras-hub"].add("float32")  # keras-hub's and HF's defaults
+        wanted_policies["hf"].add("float32")
+    for view, policy in (("float32", "float32"), ("bfloat16", "mixed_bfloat16")):
+        if view in views:
+            for policies in wanted_policies.values():
+                policies.add(policy)
+    runners, models = {}, {}
+    for policy in sorted(wanted_policies["ours"]):
+        if wanted(args, "ours"):
+            runners[f"ours {policy}"], models[f"ours {policy}"] = ours(args, batch, policy)
+    for policy in sorted(wanted_policies["keras-hub"]):
+        if wanted(args, "keras-hub"):
+            runners[f"keras-hub {policy}"] = keras_hub_masked_lm(args, batch, policy)
+    for policy in sorted(wanted_policies["hf"]):
+        if wanted(args, "hf"):
+            runner = hugging_face(args, batch, bfloat16=policy != "float32")
+            if runner is not None:
+                runners[f"hf {policy}"] = runner
+    return runners, models
+
+
+def view_rows(view: str, default_policy: str) -> list[tuple[str, str]]:
+    """(label, runner name) of each peer in one table."""
+    if view == "defaults":
+        return [
+            (f"ours ({default_policy}: --mixed_precision auto)", f"ours {default_policy}"),
+            ("keras-hub (float32)", "keras-hub float32"),
+            ("HF (float32, eager)", "hf float32"),
+        ]
+    policy = "float32" if view == "float32" else "mixed_bfloat16"
+    hf = "HF (float32, eager)" if view == "float32" else "HF (torch.autocast bfloat16)"
+    return [
+        (f"ours ({policy})", f"ours {policy}"),
+        (f"keras-hub ({policy})", f"keras-hub {policy}"),
+        (hf, f"hf {policy}"),
+    ]
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_model_arguments(parser, batch_size=16)
@@ -217,25 +272,30 @@ def main(argv=None) -> int:
     parser.add_argument(
         "--matmul", default="1024,1024,1024", help="m,k,n of the reference fp32 matmul"
     )
+    parser.add_argument(
+        "--precision",
+        default=",".join(PRECISION_VIEWS),
+        help="tables to print: defaults (each peer as it comes), float32, bfloat16 (matched)",
+    )
     args = parser.parse_args(argv)
+    views = [view for view in args.precision.split(",") if view]
+    unknown = sorted(set(views) - set(PRECISION_VIEWS))
+    if unknown:
+        parser.error(f"--precision {', '.join(unknown)}: choose from {', '.join(PRECISION_VIEWS)}")
     set_environment(args)
 
     import tensorflow as tf
 
+    from albert_keras.training.precision import choose_precision
+
+    default_policy, why = choose_precision("auto", None)
     batch = random_batch(
         args.batch_size, args.seq_length, args.vocabulary_size, args.num_predictions, args.seed
     )
-    runners, notes = {}, []
-    if wanted(args, "ours"):
-        runners["ours"], pretrainer = ours(args, batch)
-    if wanted(args, "keras-hub"):
-        runners["keras-hub"] = keras_hub_masked_lm(args, batch)
-    if wanted(args, "hf"):
-        hf = hugging_face(args, batch)
-        if hf is None:
-            notes.append("hf: skipped (torch / transformers not importable)")
-        else:
-            runners["hf"] = hf
+    runners, models = peer_runners(args, batch, views, default_policy)
+    notes = []
+    if wanted(args, "hf") and not any(name.startswith("hf ") for name in runners):
+        notes.append("hf: skipped (torch / transformers not importable)")
     # Two references: a square matmul (near this CPU's best rate) and the model's own FFN
     # shape (batch * time, H) @ (H, I), the rate its biggest matmuls can reach.
     m, k, n = (int(v) for v in args.matmul.split(","))
@@ -251,9 +311,11 @@ def main(argv=None) -> int:
 
     print(f"train step: {describe(args)}, {args.num_predictions} masked positions")
     print(f"TensorFlow {tf.__version__}, intra-op threads: all {os.cpu_count()} cores")
-    if "ours" in runners:
-        runners["ours"](1)  # builds and traces
-        traces_before = pretrainer.trace_count
+    print(f"--mixed_precision auto on this machine: {default_policy} ({why})")
+    traces_before = {}
+    for name, model in models.items():
+        runners[name](1)  # builds and traces
+        traces_before[name] = model.trace_count
     # Each matmul runs enough calls to take about as long as one model step.
     per_round = alternate(
         runners,
@@ -266,70 +328,84 @@ def main(argv=None) -> int:
         name: matmul_flops[name] / median_timing(per_round.pop(name)).wall for name in references
     }
     floor_seconds = median_timing(per_round.pop(floor)).wall
-    seconds = {name: median_timing(times) for name, times in per_round.items()}
     tokens = args.batch_size * args.seq_length
     step_flops = args.batch_size * train_flops_per_sequence(args, args.num_predictions)
 
-    def ratio(name, peer, field):
-        if peer not in per_round:
-            return "-"
-        return f"{paired_speedup(per_round[name], per_round[peer], field):.2f}"
+    for view in views:
+        rows_of = view_rows(view, default_policy)
+        present = [(label, name) for label, name in rows_of if name in per_round]
+        if not present:
+            continue
+        title = {
+            "defaults": "at the defaults a user gets (no flags)",
+            "float32": "matched precision: float32",
+            "bfloat16": "matched precision: bfloat16 (mixed: float32 weights)",
+        }[view]
+        print(f"\n{title}")
+        keras_hub_name, hf_name = rows_of[1][1], rows_of[2][1]
 
-    rows = []
-    for name, timing in seconds.items():
-        rate = step_flops / timing.wall
-        rows.append(
+        def ratio(name, peer, field):
+            if peer not in per_round:
+                return "-"
+            return f"{paired_speedup(per_round[name], per_round[peer], field):.2f}"
+
+        rows = []
+        for label, name in present:
+            timing = median_timing(per_round[name])
+            rate = step_flops / timing.wall
+            rows.append(
+                [
+                    label,
+                    f"{timing.wall * 1e3:.0f}",
+                    f"{tokens / timing.wall:.0f}",
+                    ratio(name, keras_hub_name, "wall"),
+                    ratio(name, hf_name, "wall"),
+                    f"{timing.cpu * 1e3:.0f}",
+                    ratio(name, keras_hub_name, "cpu"),
+                    ratio(name, hf_name, "cpu"),
+                    f"{rate / 1e9:.1f}",
+                    *(f"{rate / r:.0%}" for r in rates.values()),
+                    f"{floor_seconds / timing.wall:.0%}",
+                ]
+            )
+        print_table(
             [
-                name,
-                f"{timing.wall * 1e3:.0f}",
-                f"{tokens / timing.wall:.0f}",
-                ratio(name, "keras-hub", "wall"),
-                ratio(name, "hf", "wall"),
-                f"{timing.cpu * 1e3:.0f}",
-                ratio(name, "keras-hub", "cpu"),
-                ratio(name, "hf", "cpu"),
-                f"{rate / 1e9:.1f}",
-                *(f"{rate / r:.0%}" for r in rates.values()),
-                f"{floor_seconds / timing.wall:.0%}",
-            ]
+                "peer",
+                "ms/step",
+                "tokens/s",
+                "x keras-hub",
+                "x hf",
+                "cpu ms/step",
+                "cpu x keras-hub",
+                "cpu x hf",
+                "model GFLOP/s",
+                "of square",
+                "of FFN",
+                "of matmuls alone",
+            ],
+            rows,
         )
     print()
-    print_table(
-        [
-            "peer",
-            "ms/step",
-            "tokens/s",
-            "x keras-hub",
-            "x hf",
-            "cpu ms/step",
-            "cpu x keras-hub",
-            "cpu x hf",
-            "model GFLOP/s",
-            "of square",
-            "of FFN",
-            "of matmuls alone",
-        ],
-        rows,
-    )
     for name, rate in rates.items():
         print(f"tf {name} fp32: {rate / 1e9:.1f} GFLOP/s")
     floor_rate = floor_flops / floor_seconds
     print(
-        f"{floor}: {floor_seconds * 1e3:.0f} ms per step, {floor_rate / 1e9:.1f} GFLOP/s"
-        f" ({floor_rate / next(iter(rates.values())):.0%} of square): the most any TF step"
+        f"{floor} (fp32): {floor_seconds * 1e3:.0f} ms per step, {floor_rate / 1e9:.1f} GFLOP/s"
+        f" ({floor_rate / next(iter(rates.values())):.0%} of square): the most any fp32 TF step"
         " of this model could reach with these kernels; 'of matmuls alone' = that time / the"
         " step's time"
     )
     print(
         f"model FLOPs per step: {step_flops / 1e9:.1f} G (3x forward matmuls, MLM at the"
-        " masked positions); x = speed relative to the peer: median over rounds of"
-        " (its time / this time)"
+        " masked positions); x = speed relative to the peer in the same table: median over"
+        " rounds of (its time / this time)"
     )
-    if "ours" in runners:
+    for name, model in models.items():
         # `call` runs in Python only while building or tracing, never in a traced step.
         print(
-            f"ours: AlbertPretrainer.call ran in Python {traces_before} time(s) while building"
-            f" and tracing, {pretrainer.trace_count - traces_before} time(s) during timing"
+            f"{name}: AlbertPretrainer.call ran in Python {traces_before[name]} time(s) while"
+            f" building and tracing, {model.trace_count - traces_before[name]} time(s) during"
+            " timing"
         )
     for note in notes:
         print(note)

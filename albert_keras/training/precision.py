@@ -25,6 +25,8 @@ import platform as platform_module
 
 PRECISIONS = ("auto", "float32", "mixed_bfloat16", "mixed_float16")
 BF16_CPU_FLAGS = ("avx512_bf16", "amx_bf16")
+# CPUs on which TensorFlow turns oneDNN on by default (its 2.9+ rule).
+ONEDNN_CPU_FLAGS = {"avx512_vnni", "avx512_bf16", "avx_vnni", "amx_bf16", "amx_int8", "amx_tile"}
 
 
 def choose_precision(precision: str, strategy) -> tuple[str, str]:
@@ -87,15 +89,17 @@ def cpu_flags() -> set[str]:
 
 
 def onednn_enabled() -> bool:
-    """Whether TensorFlow runs oneDNN kernels: the rule TensorFlow itself applies (on by default
-    on x86-64 Linux since 2.9, off elsewhere; `TF_ENABLE_ONEDNN_OPTS` decides when set)."""
+    """Whether TensorFlow runs oneDNN kernels, by TensorFlow's own rule: `TF_ENABLE_ONEDNN_OPTS`
+    decides when set; otherwise on for x86-64 Linux CPUs with neural-network features
+    (AVX512_VNNI, AVX512_BF16, AVX_VNNI, AMX: Cascade Lake, Zen 4 and newer), off elsewhere."""
     setting = os.environ.get("TF_ENABLE_ONEDNN_OPTS")
     if setting is not None:
         return setting.strip().lower() not in ("0", "false", "")
-    return platform_module.system() == "Linux" and platform_module.machine() in (
+    x86_linux = platform_module.system() == "Linux" and platform_module.machine() in (
         "x86_64",
         "AMD64",
     )
+    return x86_linux and bool(cpu_flags() & ONEDNN_CPU_FLAGS)
 
 
 # === Helpers ===
