@@ -42,10 +42,10 @@ from albert_keras.training.pretrain_job import (
     _tensorboard,
     _Timer,
 )
-from albert_keras.training.pretraining_stream import count_records, pretraining_stream
 from albert_keras.training.step_checkpoint import StepCheckpoint
 from albert_keras.training.step_progress import progress_callbacks
 from pipelines import atomic_write, read_pretraining_records
+from pipelines.record_files import count_records
 
 CHECKPOINT_DIR = "checkpoints"
 STUDENT_INITS = ("auto", "teacher", "random")
@@ -169,14 +169,14 @@ def distill(
         os.path.join(output_dir, CHECKPOINT_DIR), run_config, checkpoint_every, max_steps
     )
     saved = checkpoint.saved_state()
-    train_data = pretraining_stream(
+    train_data = read_pretraining_records(
         files,
         batch_size,
         max_seq_length=seq_length,
         max_predictions_per_seq=num_predictions,
-        num_examples=run_config["num_examples"],
         seed=seed,
         start_step=saved["step"] if saved else 0,
+        num_examples=run_config["num_examples"],
         dynamic_masking=dynamic_masking,
         vocabulary_size=student_config["vocabulary_size"],
     )

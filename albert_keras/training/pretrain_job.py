@@ -7,7 +7,7 @@ pretrainer), `backbone.keras` and `summary.json` into `--output_dir`.
 
 Resume is exact: fit's epochs are checkpoint periods of `checkpoint_every` steps, each ending
 with a `StepCheckpoint` of the whole training state, and the batches come from
-`pretraining_stream`, a pure function of (seed, step). A run killed and started again with the
+`read_pretraining_records(start_step=...)`, a pure function of (seed, step). A run killed and started again with the
 same command ends with the same weights as a run never stopped.
 """
 
@@ -28,11 +28,10 @@ from albert_keras.training.init_from import (
     load_init_source,
 )
 from albert_keras.training.precision import loss_scaled
-from albert_keras.training.pretraining_stream import count_records, pretraining_stream
 from albert_keras.training.step_checkpoint import StepCheckpoint
 from albert_keras.training.step_progress import progress_callbacks
 from pipelines import atomic_write, read_pretraining_records, record_format
-from pipelines.record_files import check_token_ids, list_record_files
+from pipelines.record_files import check_token_ids, count_records, list_record_files
 from pipelines.tokenization import spm_vocabulary_size
 
 # The official run: 3,125 warmup steps of 125,000.
@@ -83,7 +82,7 @@ def pretrain(
         learning_rate: float. LAMB's peak rate (official 0.00176 at batch 4096).
         warmup_steps: int. Default: 2.5% of `max_steps`, the official 3,125 / 125,000.
         max_seq_length, max_predictions_per_seq: int. Default: read from the first record.
-        dynamic_masking: bool. New masks for every batch of every pass (`pretraining_stream`).
+        dynamic_masking: bool. New masks for every batch of every pass (`read_pretraining_records`).
         eval_records: str. Glob of held-out shards, evaluated once at the end.
         eval_steps: int. Evaluate at most this many full batches; 0 for every full batch.
         checkpoint_every: int. Steps between checkpoints (and TensorBoard points).
@@ -176,14 +175,14 @@ def pretrain(
     saved = checkpoint.saved_state()
     # Built before the model: the reader checks every file's first record, so bad input fails
     # in seconds, not after the model is built.
-    train_data = pretraining_stream(
+    train_data = read_pretraining_records(
         files,
         micro_batch,
         max_seq_length=seq_length,
         max_predictions_per_seq=num_predictions,
-        num_examples=run_config["num_examples"],
         seed=seed,
         start_step=(saved["step"] if saved else 0) * accumulate,
+        num_examples=run_config["num_examples"],
         dynamic_masking=dynamic_masking,
         vocabulary_size=backbone_config["vocabulary_size"],
     )
