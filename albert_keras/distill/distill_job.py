@@ -27,6 +27,7 @@ from albert_keras.distill.warm_start import warm_start, warm_start_mismatch
 from albert_keras.models import AlbertBackbone, AlbertPretrainer
 from albert_keras.optimizers import Lamb, WarmupLinearDecay
 from albert_keras.training import strategy as strategies
+from albert_keras.training.fit_timer import FitTimer
 from albert_keras.training.precision import loss_scaled
 
 # The pretraining job's pieces (one owner for the record checks, callbacks and outputs).
@@ -38,12 +39,11 @@ from albert_keras.training.pretrain_job import (
     _match,
     _record_shapes,
     _save_keras,
-    _StopAtStep,
-    _tensorboard,
-    _Timer,
 )
 from albert_keras.training.step_checkpoint import StepCheckpoint
 from albert_keras.training.step_progress import progress_callbacks
+from albert_keras.training.step_tensor_board import tensorboard_callbacks
+from albert_keras.training.stop_at_step import StopAtStep
 from pipelines import atomic_write, read_pretraining_records
 from pipelines.record_files import count_records
 
@@ -193,7 +193,7 @@ def distill(
             repeat=True,  # every batch full (see pretrain)
         )
 
-    timer = _Timer()
+    timer = FitTimer()
     before_path = os.path.join(output_dir, BEFORE_FILE)
     with strategies.scope(distribution):
         student_model = AlbertPretrainer(
@@ -231,10 +231,12 @@ def distill(
                 distiller,
                 train_data,
                 callbacks=[
-                    _StopAtStep(checkpoint_every, max_steps),
+                    StopAtStep(checkpoint_every, max_steps),
                     checkpoint,
                     timer,
-                    *_tensorboard(os.path.join(output_dir, "logs"), checkpoint_every, max_steps),
+                    *tensorboard_callbacks(
+                        os.path.join(output_dir, "logs"), checkpoint_every, max_steps
+                    ),
                     *progress,
                 ],
                 epochs=math.ceil(max_steps / checkpoint_every),
