@@ -221,19 +221,15 @@ def read_pretraining_records(
         batch_size = input_context.get_per_replica_batch_size(batch_size)
         seed += 1_000_003 * pipeline_id  # each pipeline its own shuffles and masks
 
-    dataset = tf.data.Dataset.from_tensor_slices(files)
-    if shuffle:
-        dataset = dataset.shuffle(len(files), seed=seed)
-    dataset = dataset.interleave(
-        tf.data.TFRecordDataset,
-        cycle_length=min(cycle_length, len(files)),
-        num_parallel_calls=tf.data.AUTOTUNE,
+    dataset = _serialized_batches(
+        files,
+        batch_size,
+        cycle_length=cycle_length,
+        shuffle_seed=seed if shuffle else None,
+        shuffle_buffer_size=shuffle_buffer_size,
+        repeat=repeat,
+        drop_remainder=drop_remainder,
     )
-    if shuffle:
-        dataset = dataset.shuffle(shuffle_buffer_size, seed=seed + 1)
-    if repeat:
-        dataset = dataset.repeat()
-    dataset = dataset.batch(batch_size, drop_remainder=drop_remainder)
     if not dynamic_masking:
         dataset = dataset.map(
             lambda serialized: _parse_batch(serialized, lengths),
@@ -258,16 +254,37 @@ def read_pretraining_records(
     return dataset.prefetch(tf.data.AUTOTUNE)
 
 
-def _parsed_in_order(files, lengths, batch_size, cycle_length) -> tf.data.Dataset:
-    """Every record once, in a fixed order, parsed in batches (vectorized), then unbatched."""
-    dataset = tf.data.Dataset.from_tensor_slices(files).interleave(
+def _serialized_batches(
+    files, batch_size, *, cycle_length, shuffle_seed, shuffle_buffer_size, repeat, drop_remainder
+) -> tf.data.Dataset:
+    """Batches of serialized records: files (shuffled with `shuffle_seed`, else in order) ->
+    parallel interleave -> example shuffle -> repeat -> batch."""
+    dataset = tf.data.Dataset.from_tensor_slices(files)
+    if shuffle_seed is not None:
+        dataset = dataset.shuffle(len(files), seed=shuffle_seed)
+    dataset = dataset.interleave(
         tf.data.TFRecordDataset,
         cycle_length=min(cycle_length, len(files)),
         num_parallel_calls=tf.data.AUTOTUNE,
     )
-    dataset = dataset.batch(batch_size).map(
-        lambda serialized: _parse_batch(serialized, lengths), num_parallel_calls=tf.data.AUTOTUNE
-    )
+    if shuffle_seed is not None:
+        dataset = dataset.shuffle(shuffle_buffer_size, seed=shuffle_seed + 1)
+    if repeat:
+        dataset = dataset.repeat()
+    return dataset.batch(batch_size, drop_remainder=drop_remainder)
+
+
+def _parsed_in_order(files, lengths, batch_size, cycle_length) -> tf.data.Dataset:
+    """Every record once, in a fixed order, parsed in batches (vectorized), then unbatched."""
+    dataset = _serialized_batches(
+        files,
+        batch_size,
+        cycle_length=cycle_length,
+        shuffle_seed=None,
+        shuffle_buffer_size=0,
+        repeat=False,
+        drop_remainder=False,
+    ).map(lambda serialized: _parse_batch(serialized, lengths), num_parallel_calls=tf.data.AUTOTUNE)
     options = tf.data.Options()
     options.deterministic = True
     return dataset.with_options(options).prefetch(tf.data.AUTOTUNE).unbatch()

@@ -94,7 +94,6 @@ BUILTIN_DESCRIPTIONS = {
     "table5": "The effect of the sentence-prediction loss: none, NSP, SOP (paper, Table 5).",
 }
 _CELL_KEYS = {"name", "sentence_objective", "backbone", "pretrain", "mixed_precision"}
-PRECISIONS = ("auto", "float32", "mixed_bfloat16", "mixed_float16")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -263,6 +262,7 @@ def _cell(item, index: int, where: str) -> Cell:
 
 def _check(settings: dict, cells: list[Cell], where: str) -> None:
     from albert_keras.models import AlbertBackbone
+    from albert_keras.training.precision import PRECISIONS
 
     if not cells:
         raise ValueError(f"{where}: no cells (give `cells`, or use table3 / table4 / table5)")

@@ -7,9 +7,9 @@
 - Older GPUs with tensor cores (7.x: V100, T4): `mixed_float16`, with loss scaling (the jobs wrap
   the optimizer in `keras.optimizers.LossScaleOptimizer`).
 - CPUs with AVX512_BF16 or AMX-BF16 (Cooper Lake, Sapphire Rapids and later Xeons; Zen 4 and
-  later), on the TensorFlow backend with oneDNN on (TensorFlow's default on x86 Linux): oneDNN
-  runs bfloat16 matmuls natively there (measured 1.68x faster per training step than float32 on
-  the development machine). Without oneDNN, TensorFlow's Eigen kernels emulate bfloat16, and on
+  later), on the TensorFlow backend with oneDNN on (TensorFlow's default on these CPUs): oneDNN
+  runs bfloat16 matmuls natively there (a training step 1.40-1.49x faster than float32 on the
+  development machine, `benchmarks/train_step.py`). Without oneDNN, TensorFlow's Eigen kernels emulate bfloat16, and on
   the JAX backend XLA:CPU gains nothing from it (measured: 1,027 against 985 ms a step), so
   those get `float32`.
 - Everything else: `float32`.

@@ -7,8 +7,8 @@ pretrainer), `backbone.keras` and `summary.json` into `--output_dir`.
 
 Resume is exact: fit's epochs are checkpoint periods of `checkpoint_every` steps, each ending
 with a `StepCheckpoint` of the whole training state, and the batches come from
-`read_pretraining_records(start_step=...)`, a pure function of (seed, step). A run killed and started again with the
-same command ends with the same weights as a run never stopped.
+`read_pretraining_records(start_step=...)`, a pure function of (seed, step). A run killed and
+started again with the same command ends with the same weights as a run never stopped.
 """
 
 import math
@@ -84,7 +84,7 @@ def pretrain(
         learning_rate: float. LAMB's peak rate (official 0.00176 at batch 4096).
         warmup_steps: int. Default: 2.5% of `max_steps`, the official 3,125 / 125,000.
         max_seq_length, max_predictions_per_seq: int. Default: read from the first record.
-        dynamic_masking: bool. New masks for every batch of every pass (`read_pretraining_records`).
+        dynamic_masking: bool. New masks for every batch of every pass.
         eval_records: str. Glob of held-out shards, evaluated once at the end.
         eval_steps: int. Evaluate at most this many full batches; 0 for every full batch.
         checkpoint_every: int. Steps between checkpoints (and TensorBoard points).
