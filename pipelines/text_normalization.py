@@ -20,11 +20,23 @@ TensorFlow when called: this module is pure Python, as the data writer's workers
 from __future__ import annotations
 
 import functools
+import re
 import sys
 import unicodedata
 from collections.abc import Sequence
 
 _ASCII_BYTES = bytes(range(128))
+# Every character `str.split()` splits at (`str.isspace()`; the test checks the whole of
+# Unicode) but the space and the line break, ASCII first: a text that is ASCII needs no scan for
+# the others.
+_ASCII_OTHER_WHITESPACE = "\t\x0b\x0c\r\x1c\x1d\x1e\x1f"
+# Two spaces, then any more: the literal two-space prefix is searched in C (a `"  +"` or
+# `" {2,}"` pattern, or repeated `str.replace("  ", " ")`, costs 1.5-5x more on prose).
+_SPACE_RUNS = re.compile("   *")
+_NON_ASCII_WHITESPACE = (
+    "\x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
+    "\u2028\u2029\u202f\u205f\u3000"
+)
 
 
 def preprocess_text(text: str, lower_case: bool = False) -> str:
@@ -60,13 +72,39 @@ def preprocess_texts(texts: Sequence[str], lower_case: bool = False) -> list[str
         return []
     # Joined at line breaks, which step 1 removes from inside every text: no step below can
     # then reach across two texts (a quote pair, a decomposition, a final-sigma context).
-    text = "\n".join(" ".join(t.split()) for t in texts)
+    text = join_collapsed(texts)
     text = text.replace("``", '"').replace("''", '"')
     if not text.isascii():
         text = strip_accents(text)
     if lower_case:
         text = text.lower()
     return text.split("\n")
+
+
+def join_collapsed(texts: Sequence[str]) -> str:
+    """`"\\n".join(" ".join(t.split()) for t in texts)`, by C scans of the joined text.
+
+    Per-text `split` and `join` make a string per word (~60% of `preprocess_texts` on prose).
+    Here the texts are stripped (`str.strip()` strips the same whitespace as `split()`), joined,
+    and each kind of whitespace (most prose holds none but the space) is found by one scan and
+    replaced; runs of spaces are then cut to one. A text holding a line break (the joint) goes
+    the per-text way.
+
+    Example:
+    >>> join_collapsed([" a \\t b", "\\u3000", "c  d "])
+    'a b\\n\\nc d'
+    """
+    text = "\n".join(map(str.strip, texts))
+    if text.count("\n") != len(texts) - 1:
+        return "\n".join(" ".join(t.split()) for t in texts)
+    others = _ASCII_OTHER_WHITESPACE
+    if not text.isascii():
+        others += _NON_ASCII_WHITESPACE
+    for char in others:
+        if char in text:
+            text = text.replace(char, " ")
+    # Stripped first, so no run of spaces touches a joint.
+    return _SPACE_RUNS.sub(" ", text)
 
 
 def strip_accents(text: str) -> str:
