@@ -10,6 +10,7 @@ import tensorflow as tf
 from pipelines import text_normalization
 from pipelines.text_normalization import (
     join_collapsed,
+    non_ascii_characters,
     preprocess_text,
     preprocess_text_tensor,
     preprocess_texts,
@@ -92,6 +93,18 @@ def test_joined_whitespace_collapse_equals_per_text_split():
         for lower in (False, True):
             assert preprocess_texts(texts, lower) == [official(t, lower) for t in texts]
     assert join_collapsed(["  x\u3000\u3000y\t", "", "\x85"]) == "x y\n\n"
+    assert join_collapsed(["é\xa0ï ", "\u2028ü"], with_non_ascii=True) == (
+        "é ï\nü",
+        {"é", "ï", "ü"},
+    )
+
+
+def test_non_ascii_characters_and_accents_of_a_known_set():
+    text = "naïve Ångström, ﬁne 𝔘 ① café"
+    assert non_ascii_characters(text) == {c for c in text if not c.isascii()}
+    assert non_ascii_characters("plain ASCII") == set()
+    assert strip_accents(text, non_ascii_characters(text)) == strip_accents(text)
+    assert strip_accents(text) == official(text)
 
 
 def test_tensorflow_version_equals_the_reference():
