@@ -5,6 +5,16 @@ same feature names, int64 cast to int32 (half the host memory and the transfer, 
 take), ready for `AlbertPretrainer.fit`. The pipeline, in order: files (sharded per input
 pipeline, shuffled) -> parallel interleave -> example shuffle -> repeat -> batch -> one
 vectorized `tf.io.parse_example` per batch -> optional dynamic masking -> prefetch.
+
+With `start_step`, the batches are instead a pure function of (seed, step), so a resumed run sees
+the same ones: `shuffle=True, repeat=True` reshuffles each epoch from seed generators that
+tf.data shares between all iterators of a dataset, and `tf.distribute` opens an extra iterator
+to peek at the first batch, so the order a run sees depends on how the dataset was iterated
+before; and `dataset.skip(n)` jumps whole repetitions without advancing those generators.
+Neither matters for one uninterrupted run; both break an exact resume. So there the files are
+only parsed (in a fixed order), every pass p over the data is shuffled with its own seed
+(`reshuffle_each_iteration=False`), and dynamic masks are drawn from (seed, p, batch in pass):
+nothing depends on iterator history.
 """
 
 from collections.abc import Sequence
@@ -15,8 +25,11 @@ from google.protobuf.message import DecodeError
 
 from pipelines import record_format
 from pipelines.dynamic_masking import remask_batch
-from pipelines.record_files import list_record_files
+from pipelines.record_files import count_records, list_record_files
 from pipelines.special_tokens import CLS_ID, MASK_ID, PAD_ID, SEP_ID
+
+# With `start_step`, passes are numbered up to here: "forever" for any real run.
+MAX_PASSES = 2**40
 
 
 def _list_files(file_pattern: str | Sequence[str]) -> list[str]:
@@ -113,6 +126,8 @@ def read_pretraining_records(
     drop_remainder: bool = True,
     shuffle_buffer_size: int = 10_000,
     cycle_length: int = 16,
+    start_step: int | None = None,
+    num_examples: int | None = None,
 ) -> tf.data.Dataset:
     """Reads pretraining TFRecords into batches of feature dicts.
 
@@ -137,6 +152,14 @@ def read_pretraining_records(
         shuffle_buffer_size: int. Examples in the shuffle buffer.
         cycle_length: int. Files read at once; fixed (not AUTOTUNE) so a seeded order does not
             depend on the machine's core count.
+        start_step: int or None. For an exact resume: an endless dataset of full batches whose
+            k-th is fixed by `seed` and k alone (see the module docstring), starting at batch
+            `start_step` (whole passes are skipped for free, the batches before it in its pass
+            are read and dropped). Needs `seed`; always shuffles and repeats; not with
+            `input_context` (Keras distributes it). Also fixed by TensorFlow's global seed,
+            which tf.data mixes into every shuffle: set it first (`keras.utils.set_random_seed`).
+        num_examples: int. With `start_step`: the records in the files (`count_records`, which
+            is counted if not given); a pass is `num_examples // batch_size` batches.
 
     Returns:
         A `tf.data.Dataset` of dicts: `input_ids`, `input_mask`, `segment_ids`, `token_boundary`
@@ -147,6 +170,8 @@ def read_pretraining_records(
     >>> dataset = read_pretraining_records("out/records/*.tfrecord", 64, max_seq_length=128,
     ...                                    dynamic_masking=True, vocabulary_size=30000, seed=1)
     >>> pretrainer.fit(dataset, steps_per_epoch=1000, epochs=10)
+    >>> resumed = read_pretraining_records("out/records/*.tfrecord", 64, max_seq_length=128,
+    ...                                    seed=1, start_step=100)  # batches 100, 101, ...
     """
     if batch_size < 1:
         raise ValueError(f"batch_size={batch_size} must be at least 1")
@@ -155,6 +180,31 @@ def read_pretraining_records(
     files = _list_files(file_pattern)
     lengths = record_format.feature_lengths(max_seq_length, max_predictions_per_seq)
     _check_first_records(files, lengths)
+    masking = {
+        "vocabulary_size": vocabulary_size,
+        "masked_lm_prob": masked_lm_prob,
+        "max_ngram": max_ngram,
+        "pad_id": pad_id,
+        "cls_id": cls_id,
+        "sep_id": sep_id,
+        "mask_id": mask_id,
+    }
+    if start_step is not None:
+        if seed is None:
+            raise ValueError("start_step needs a seed (the batches are a function of both)")
+        if input_context is not None:
+            raise ValueError("start_step does not go with input_context")
+        examples = _parsed_in_order(files, lengths, batch_size, cycle_length)
+        num_examples = count_records(files) if num_examples is None else num_examples
+        return _seeded_passes(
+            examples,
+            batch_size,
+            num_examples=num_examples,
+            seed=seed,
+            start_step=start_step,
+            masking=masking if dynamic_masking else None,
+            shuffle_buffer_size=shuffle_buffer_size,
+        )
     keep_order = seed is not None or not shuffle
     if seed is None:
         # No global RNG: fresh entropy from the OS, drawn once here.
@@ -190,16 +240,6 @@ def read_pretraining_records(
             num_parallel_calls=tf.data.AUTOTUNE,
         )
     else:
-        masking = {
-            "vocabulary_size": vocabulary_size,
-            "masked_lm_prob": masked_lm_prob,
-            "max_ngram": max_ngram,
-            "pad_id": pad_id,
-            "cls_id": cls_id,
-            "sep_id": sep_id,
-            "mask_id": mask_id,
-        }
-
         # Plain TF ops with explicit loops: skipping AutoGraph's conversion saves seconds; parse
         # and re-mask in one map saves a stage's hand-over per batch.
         @tf.autograph.experimental.do_not_convert
@@ -216,3 +256,49 @@ def read_pretraining_records(
     options.deterministic = keep_order
     dataset = dataset.with_options(options)
     return dataset.prefetch(tf.data.AUTOTUNE)
+
+
+def _parsed_in_order(files, lengths, batch_size, cycle_length) -> tf.data.Dataset:
+    """Every record once, in a fixed order, parsed in batches (vectorized), then unbatched."""
+    dataset = tf.data.Dataset.from_tensor_slices(files).interleave(
+        tf.data.TFRecordDataset,
+        cycle_length=min(cycle_length, len(files)),
+        num_parallel_calls=tf.data.AUTOTUNE,
+    )
+    dataset = dataset.batch(batch_size).map(
+        lambda serialized: _parse_batch(serialized, lengths), num_parallel_calls=tf.data.AUTOTUNE
+    )
+    options = tf.data.Options()
+    options.deterministic = True
+    return dataset.with_options(options).prefetch(tf.data.AUTOTUNE).unbatch()
+
+
+def _seeded_passes(
+    examples, batch_size, *, num_examples, seed, start_step, masking, shuffle_buffer_size
+) -> tf.data.Dataset:
+    """Endless full batches; pass p shuffled with its own seed, batch k fixed by (seed, k)."""
+    batches_per_pass = num_examples // batch_size
+    if batches_per_pass == 0:
+        raise ValueError(f"{num_examples} examples make no full batch of {batch_size}")
+    first_pass, skipped = divmod(start_step, batches_per_pass)
+
+    def one_pass(pass_index):
+        pass_seed = tf.constant(seed, tf.int64) * 1_000_003 + pass_index
+        batches = examples.shuffle(
+            shuffle_buffer_size, seed=pass_seed, reshuffle_each_iteration=False
+        ).batch(batch_size, drop_remainder=True)
+        if masking is None:
+            return batches
+
+        def remask(index, batch):
+            return remask_batch(batch, tf.stack([pass_seed, index]), **masking)
+
+        return batches.enumerate().map(
+            tf.autograph.experimental.do_not_convert(remask),
+            num_parallel_calls=tf.data.AUTOTUNE,
+        )
+
+    stream = tf.data.Dataset.range(first_pass, MAX_PASSES).flat_map(one_pass)
+    options = tf.data.Options()
+    options.deterministic = True
+    return stream.skip(skipped).with_options(options).prefetch(tf.data.AUTOTUNE)

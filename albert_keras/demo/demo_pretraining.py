@@ -6,6 +6,7 @@ import keras
 import numpy as np
 
 from albert_keras.models import AlbertBackbone, AlbertPretrainer
+from albert_keras.models.albert_pretrainer import backbone_inputs
 from albert_keras.training.pretrain_job import pretrain
 from pipelines import read_pretraining_records
 
@@ -119,11 +120,7 @@ def check_reload(pretrain_dir: pathlib.Path, heldout, after: dict) -> dict:
         k: float(v) for k, v in reloaded.evaluate(heldout, return_dict=True, verbose=0).items()
     }
     batch = next(iter(heldout))
-    inputs = {
-        "token_ids": batch["input_ids"],
-        "segment_ids": batch["segment_ids"],
-        "padding_mask": batch["input_mask"],
-    }
+    inputs = backbone_inputs(batch)
     difference = float(
         np.max(
             np.abs(

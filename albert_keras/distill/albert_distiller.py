@@ -10,6 +10,7 @@ from albert_keras.distill.distillation_losses import (
 )
 from albert_keras.layers.factorized_embedding import albert_initializer
 from albert_keras.models import AlbertPretrainer
+from albert_keras.models.albert_pretrainer import RECORD_FEATURES, backbone_inputs
 
 COSINE_POSITIONS = ("masked", "tokens")
 
@@ -118,11 +119,7 @@ class AlbertDistiller(keras.Model):
         self.built = True
 
     def call(self, inputs, training=None):
-        features = {
-            "token_ids": ops.cast(inputs["input_ids"], "int32"),
-            "segment_ids": ops.cast(inputs["segment_ids"], "int32"),
-            "padding_mask": ops.cast(inputs["input_mask"], "int32"),
-        }
+        features = backbone_inputs(inputs)
         positions = ops.cast(inputs["masked_lm_positions"], "int32")
         student = self.student.backbone(features, training=training)["sequence_output"]
         teacher = self.teacher.backbone(features, training=False)["sequence_output"]
@@ -151,7 +148,9 @@ class AlbertDistiller(keras.Model):
         )
         cosine = cosine_distance(y_pred["student_hidden"], y_pred["teacher_hidden"])
         cosine_weights = (
-            weights if self.cosine_positions == "masked" else ops.cast(x["input_mask"], "float32")
+            weights
+            if self.cosine_positions == "masked"
+            else ops.cast(x[RECORD_FEATURES["padding_mask"]], "float32")
         )
         self.soft_target_tracker.update_state(soft, sample_weight=weights)
         self.mlm_loss_tracker.update_state(mlm, sample_weight=weights)

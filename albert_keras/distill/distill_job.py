@@ -27,6 +27,7 @@ from albert_keras.distill.warm_start import warm_start, warm_start_mismatch
 from albert_keras.models import AlbertBackbone, AlbertPretrainer
 from albert_keras.optimizers import Lamb, WarmupLinearDecay
 from albert_keras.training import strategy as strategies
+from albert_keras.training.fit_timer import FitTimer
 from albert_keras.training.precision import loss_scaled
 
 # The pretraining job's pieces (one owner for the record checks, callbacks and outputs).
@@ -38,14 +39,13 @@ from albert_keras.training.pretrain_job import (
     _match,
     _record_shapes,
     _save_keras,
-    _StopAtStep,
-    _tensorboard,
-    _Timer,
 )
-from albert_keras.training.pretraining_stream import count_records, pretraining_stream
 from albert_keras.training.step_checkpoint import StepCheckpoint
 from albert_keras.training.step_progress import progress_callbacks
+from albert_keras.training.step_tensor_board import tensorboard_callbacks
+from albert_keras.training.stop_at_step import StopAtStep
 from pipelines import atomic_write, read_pretraining_records
+from pipelines.record_files import count_records
 
 CHECKPOINT_DIR = "checkpoints"
 STUDENT_INITS = ("auto", "teacher", "random")
@@ -169,14 +169,14 @@ def distill(
         os.path.join(output_dir, CHECKPOINT_DIR), run_config, checkpoint_every, max_steps
     )
     saved = checkpoint.saved_state()
-    train_data = pretraining_stream(
+    train_data = read_pretraining_records(
         files,
         batch_size,
         max_seq_length=seq_length,
         max_predictions_per_seq=num_predictions,
-        num_examples=run_config["num_examples"],
         seed=seed,
         start_step=saved["step"] if saved else 0,
+        num_examples=run_config["num_examples"],
         dynamic_masking=dynamic_masking,
         vocabulary_size=student_config["vocabulary_size"],
     )
@@ -193,7 +193,7 @@ def distill(
             repeat=True,  # every batch full (see pretrain)
         )
 
-    timer = _Timer()
+    timer = FitTimer()
     before_path = os.path.join(output_dir, BEFORE_FILE)
     with strategies.scope(distribution):
         student_model = AlbertPretrainer(
@@ -231,10 +231,12 @@ def distill(
                 distiller,
                 train_data,
                 callbacks=[
-                    _StopAtStep(checkpoint_every, max_steps),
+                    StopAtStep(checkpoint_every, max_steps),
                     checkpoint,
                     timer,
-                    *_tensorboard(os.path.join(output_dir, "logs"), checkpoint_every, max_steps),
+                    *tensorboard_callbacks(
+                        os.path.join(output_dir, "logs"), checkpoint_every, max_steps
+                    ),
                     *progress,
                 ],
                 epochs=math.ceil(max_steps / checkpoint_every),

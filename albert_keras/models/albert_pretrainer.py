@@ -9,6 +9,27 @@ from albert_keras.layers.tied_masked_lm_head import TiedMaskedLMHead
 from albert_keras.models.compile_defaults import compile_from_saved_config, default_optimizer
 
 SENTENCE_OBJECTIVES = ("sop", "nsp", None)
+# The backbone's input names -> the pretraining records' feature names (docs/design.md). The one
+# place that maps them: `models` may not import `pipelines` (its record format), so the pretrainer,
+# which takes record dicts, owns it; the distiller and the demo call `backbone_inputs`.
+RECORD_FEATURES = {
+    "token_ids": "input_ids",
+    "segment_ids": "segment_ids",
+    "padding_mask": "input_mask",
+}
+
+
+def backbone_inputs(features: dict) -> dict:
+    """A batch of record features (docs/design.md) -> the backbone's int32 inputs.
+
+    Example:
+    >>> import numpy as np
+    >>> record = {"input_ids": np.array([[2, 9, 3]]), "input_mask": np.array([[1, 1, 1]]),
+    ...           "segment_ids": np.array([[0, 0, 0]]), "next_sentence_labels": np.array([[0]])}
+    >>> sorted(backbone_inputs(record))
+    ['padding_mask', 'segment_ids', 'token_ids']
+    """
+    return {name: ops.cast(features[feature], "int32") for name, feature in RECORD_FEATURES.items()}
 
 
 @keras.saving.register_keras_serializable(package="albert_keras")
@@ -136,14 +157,7 @@ class AlbertPretrainer(keras.Model):
         self.built = True
 
     def call(self, inputs, training=None):
-        outputs = self.backbone(
-            {
-                "token_ids": ops.cast(inputs["input_ids"], "int32"),
-                "segment_ids": ops.cast(inputs["segment_ids"], "int32"),
-                "padding_mask": ops.cast(inputs["input_mask"], "int32"),
-            },
-            training=training,
-        )
+        outputs = self.backbone(backbone_inputs(inputs), training=training)
         positions = ops.cast(inputs["masked_lm_positions"], "int32")
         mlm_logits = self.mlm_head(outputs["sequence_output"], mask_positions=positions)
         results = {"mlm_logits": ops.cast(mlm_logits, "float32")}

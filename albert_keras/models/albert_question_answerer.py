@@ -72,6 +72,28 @@ class AlbertQuestionAnswerer(keras.Model):
         self.hidden_dim = hidden_dim
         self.build()
 
+    @classmethod
+    def from_preset(cls, preset: str, head: str = "simple", **kwargs):
+        """A question answerer over a preset's backbone: released weights by name
+        (`"albert_base_v2"`, a local release folder or tarball, a converted `.keras`), or a
+        random backbone of an architecture (`"albert_base"`); the span head is new.
+
+        Args:
+            preset: str. Any name `AlbertBackbone.from_preset` takes.
+            head: str. `"simple"` (SQuAD v1.1) or `"v2"` (SQuAD v2.0's answerability head).
+            **kwargs: `backbone_kwargs` (backbone overrides) and the constructor's
+                (`start_n_top`, `end_n_top`, `dropout`, `name`).
+
+        Example:
+        >>> answerer = AlbertQuestionAnswerer.from_preset(
+        ...     "albert_base", head="v2", backbone_kwargs={"num_layers": 1})
+        >>> answerer.head
+        'v2'
+        """
+        from albert_keras.presets import task_from_preset
+
+        return task_from_preset(cls, preset, head=head, **kwargs)
+
     def build(self, input_shape=None):
         if self.span_head is not None:
             self.span_head.build((None, None, self.hidden_dim))

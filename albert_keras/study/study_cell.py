@@ -174,8 +174,8 @@ def _intrinsic(spec, cell, folder, pretrain_dir, data, progress) -> dict:
             return json.load(f)
     import keras
 
-    from albert_keras.training.pretraining_stream import count_records
     from pipelines import read_pretraining_records
+    from pipelines.record_files import count_records
 
     settings = spec.settings
     progress.say(f"intrinsic evaluation on held-out records ({', '.join(data['heldout'])})")

@@ -37,6 +37,7 @@ from albert_keras.models import AlbertBackbone, AlbertClassifier
 from albert_keras.optimizers import AdamWeightDecay, WarmupLinearDecay
 from albert_keras.training.precision import choose_precision, in_precision, loss_scaled
 from albert_keras.training.step_progress import progress_callbacks
+from albert_keras.training.stop_at_step import StopAtStep
 from pipelines import atomic_write
 
 
@@ -193,7 +194,7 @@ def _fit(classifier, task, train_data, dev_inputs, devs, settings, output_dir, v
     best_path = checkpoint_dir / "best.weights.h5"
     checkpoint_dir.mkdir(exist_ok=True)
     callbacks = [
-        _StopAtStep(settings["max_steps"]),
+        StopAtStep(settings["eval_every"], settings["max_steps"]),
         evaluation,  # before the two below: they read the val_* it adds to the logs
         keras.callbacks.ModelCheckpoint(
             best_path, monitor=monitor, mode="max", save_best_only=True, save_weights_only=True
@@ -221,18 +222,6 @@ def _fit(classifier, task, train_data, dev_inputs, devs, settings, output_dir, v
         classifier.load_weights(best_path)
     shutil.rmtree(checkpoint_dir, ignore_errors=True)
     return evaluation.history, steps_trained
-
-
-class _StopAtStep(keras.callbacks.Callback):
-    """Ends `fit` after exactly `max_steps` updates (the last "epoch" may be cut short)."""
-
-    def __init__(self, max_steps: int):
-        super().__init__()
-        self.max_steps = max_steps
-
-    def on_train_batch_end(self, batch, logs=None):
-        if int(keras.ops.convert_to_numpy(self.model.optimizer.iterations)) >= self.max_steps:
-            self.model.stop_training = True
 
 
 def _settings(task, max_steps, batch_size, max_seq_length, learning_rate, warmup_steps,

@@ -7,11 +7,10 @@ pretrainer), `backbone.keras` and `summary.json` into `--output_dir`.
 
 Resume is exact: fit's epochs are checkpoint periods of `checkpoint_every` steps, each ending
 with a `StepCheckpoint` of the whole training state, and the batches come from
-`pretraining_stream`, a pure function of (seed, step). A run killed and started again with the
+`read_pretraining_records(start_step=...)`, a pure function of (seed, step). A run killed and started again with the
 same command ends with the same weights as a run never stopped.
 """
 
-import importlib.util
 import math
 import os
 import time
@@ -21,6 +20,7 @@ import keras
 from albert_keras.models import AlbertBackbone, AlbertPretrainer
 from albert_keras.optimizers import Lamb, PerUpdateSchedule, WarmupLinearDecay, micro_batch_size
 from albert_keras.training import strategy as strategies
+from albert_keras.training.fit_timer import FitTimer
 from albert_keras.training.init_from import (
     count_pieces,
     init_backbone_config,
@@ -28,11 +28,12 @@ from albert_keras.training.init_from import (
     load_init_source,
 )
 from albert_keras.training.precision import loss_scaled
-from albert_keras.training.pretraining_stream import count_records, pretraining_stream
 from albert_keras.training.step_checkpoint import StepCheckpoint
 from albert_keras.training.step_progress import progress_callbacks
+from albert_keras.training.step_tensor_board import tensorboard_callbacks
+from albert_keras.training.stop_at_step import StopAtStep
 from pipelines import atomic_write, read_pretraining_records, record_format
-from pipelines.record_files import check_token_ids, list_record_files
+from pipelines.record_files import check_token_ids, count_records, list_record_files
 from pipelines.tokenization import spm_vocabulary_size
 
 # The official run: 3,125 warmup steps of 125,000.
@@ -83,7 +84,7 @@ def pretrain(
         learning_rate: float. LAMB's peak rate (official 0.00176 at batch 4096).
         warmup_steps: int. Default: 2.5% of `max_steps`, the official 3,125 / 125,000.
         max_seq_length, max_predictions_per_seq: int. Default: read from the first record.
-        dynamic_masking: bool. New masks for every batch of every pass (`pretraining_stream`).
+        dynamic_masking: bool. New masks for every batch of every pass (`read_pretraining_records`).
         eval_records: str. Glob of held-out shards, evaluated once at the end.
         eval_steps: int. Evaluate at most this many full batches; 0 for every full batch.
         checkpoint_every: int. Steps between checkpoints (and TensorBoard points).
@@ -176,14 +177,14 @@ def pretrain(
     saved = checkpoint.saved_state()
     # Built before the model: the reader checks every file's first record, so bad input fails
     # in seconds, not after the model is built.
-    train_data = pretraining_stream(
+    train_data = read_pretraining_records(
         files,
         micro_batch,
         max_seq_length=seq_length,
         max_predictions_per_seq=num_predictions,
-        num_examples=run_config["num_examples"],
         seed=seed,
         start_step=(saved["step"] if saved else 0) * accumulate,
+        num_examples=run_config["num_examples"],
         dynamic_masking=dynamic_masking,
         vocabulary_size=backbone_config["vocabulary_size"],
     )
@@ -203,7 +204,7 @@ def pretrain(
             repeat=True,
         )
 
-    timer = _Timer()
+    timer = FitTimer()
     with strategies.scope(distribution):
         pretrainer = _build_pretrainer(run_config, use_xla, steps_per_execution)
         if init:
@@ -221,10 +222,12 @@ def pretrain(
                 pretrainer,
                 train_data,
                 callbacks=[
-                    _StopAtStep(checkpoint_every * accumulate, max_steps * accumulate),
+                    StopAtStep(checkpoint_every * accumulate, max_steps * accumulate),
                     checkpoint,
                     timer,
-                    *_tensorboard(os.path.join(output_dir, "logs"), checkpoint_every, max_steps),
+                    *tensorboard_callbacks(
+                        os.path.join(output_dir, "logs"), checkpoint_every, max_steps
+                    ),
                     *progress,
                 ],
                 epochs=math.ceil(max_steps / checkpoint_every),
@@ -314,69 +317,6 @@ def _fit(pretrainer, dataset, **kwargs):
     except (tf.errors.DataLossError, tf.errors.InvalidArgumentError) as error:
         reason = error.message.strip().splitlines()[0]
         raise ValueError(f"--records: unreadable record ({reason})") from None
-
-
-def _tensorboard(log_dir: str, every: int, max_steps: int) -> list:
-    if importlib.util.find_spec("tensorboard") is None:
-        print("tensorboard is not installed: no TensorBoard scalars (pip install tensorboard)")
-        return []
-    return [_StepTensorBoard(log_dir, every, max_steps)]
-
-
-class _StopAtStep(keras.callbacks.Callback):
-    """Ends the last, shorter period when `max_steps` is not a multiple of the period."""
-
-    def __init__(self, every, max_steps):
-        super().__init__()
-        self.every, self.max_steps, self.epoch = every, max_steps, 0
-
-    def on_epoch_begin(self, epoch, logs=None):
-        self.epoch = epoch
-
-    def on_train_batch_end(self, batch, logs=None):
-        if self.epoch * self.every + batch + 1 >= self.max_steps:
-            self.model.stop_training = True
-
-
-class _StepTensorBoard(keras.callbacks.TensorBoard):
-    """Keras's TensorBoard, with each period's scalars (losses, accuracies, learning rate) at
-    its last global step instead of at its epoch number."""
-
-    def __init__(self, log_dir, every, max_steps):
-        super().__init__(log_dir=log_dir, update_freq="epoch", write_graph=False)
-        self.every, self.max_steps = every, max_steps
-
-    def on_epoch_end(self, epoch, logs=None):
-        super().on_epoch_end(min((epoch + 1) * self.every, self.max_steps), logs)
-
-
-class _Timer(keras.callbacks.Callback):
-    """Training wall time, and the rate after the first call (which includes tracing)."""
-
-    def __init__(self):
-        super().__init__()
-        self.begin = self.first_end = self.end = None
-        self.first_steps = 0
-
-    def on_train_begin(self, logs=None):
-        self.begin = time.perf_counter()
-
-    def on_train_batch_end(self, batch, logs=None):
-        self.end = time.perf_counter()
-        if self.first_end is None:
-            self.first_end, self.first_steps = self.end, batch + 1
-
-    def summary(self, steps_run: int, tokens_per_step: int, total_seconds: float) -> dict:
-        timings = {"total_seconds": round(total_seconds, 3)}
-        if self.end is None or steps_run == 0:
-            return timings
-        timings["train_seconds"] = round(self.end - self.begin, 3)
-        steady_steps, steady_seconds = steps_run - self.first_steps, self.end - self.first_end
-        if steady_steps > 0 and steady_seconds > 0:
-            # Tokens are batch x sequence positions, padding included.
-            timings["steps_per_second"] = round(steady_steps / steady_seconds, 3)
-            timings["tokens_per_second"] = round(steady_steps * tokens_per_step / steady_seconds)
-        return timings
 
 
 # === Inputs and outputs ===

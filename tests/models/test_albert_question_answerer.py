@@ -175,3 +175,18 @@ def test_default_learning_rates_and_bad_arguments(backbone):
     assert float(v2.optimizer.learning_rate) == pytest.approx(3e-5)
     with pytest.raises(ValueError, match="head='v3': choose one of simple, v2"):
         AlbertQuestionAnswerer(backbone, head="v3")
+
+
+def test_from_preset_builds_the_backbone_and_a_new_head():
+    answerer = AlbertQuestionAnswerer.from_preset(
+        "albert_base",
+        head="v2",
+        end_n_top=3,
+        backbone_kwargs={"num_layers": 1, "hidden_dim": 32, "num_heads": 2, "intermediate_dim": 64},
+    )
+    config = answerer.backbone.get_config()
+    assert (config["num_layers"], config["hidden_dim"], config["embedding_dim"]) == (1, 32, 128)
+    assert config["vocabulary_size"] == AlbertBackbone.presets["albert_base"]["vocabulary_size"]
+    assert (answerer.head, answerer.end_n_top) == ("v2", 3)
+    with pytest.raises(ValueError, match="albert_huge"):
+        AlbertQuestionAnswerer.from_preset("albert_huge")

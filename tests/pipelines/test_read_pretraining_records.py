@@ -204,3 +204,46 @@ def test_clear_errors(records, tmp_path):
         read(str(tmp_path / "empty.tfrecord"))
     with pytest.raises(ValueError, match="dynamic_masking=True needs vocabulary_size"):
         read(pattern, dynamic_masking=True)
+
+
+def test_start_step_batches_are_a_function_of_seed_and_step(records):
+    pattern, _ = records
+    examples = FILES * PER_FILE  # 192: 24 batches of 8 a pass
+    stream = collect(read(pattern, seed=3, start_step=0, num_examples=examples), 30)
+    # Resumed at step 21 (pass 0) and 25 (pass 1, past a pass boundary): the same batches.
+    for start in (21, 25):
+        resumed = collect(read(pattern, seed=3, start_step=start), 30 - start)
+        for name, values in resumed.items():
+            np.testing.assert_array_equal(values, stream[name][start * 8 :], err_msg=name)
+    first_pass = stream["input_ids"][:examples]
+    # A pass holds every example once; the next pass is another order of the same examples.
+    every = np.sort(collect(read(pattern, shuffle=False, repeat=False))["input_ids"], axis=0)
+    np.testing.assert_array_equal(np.sort(first_pass, axis=0), every)
+    assert not np.array_equal(stream["input_ids"][examples : examples + 48], first_pass[:48])
+    other = collect(read(pattern, seed=4, start_step=0), 2)["input_ids"]
+    assert not np.array_equal(other, stream["input_ids"][:16])
+
+
+def test_start_step_dynamic_masks_are_fixed_by_seed_and_step(records):
+    pattern, _ = records
+    kwargs = {"seed": 3, "dynamic_masking": True, "vocabulary_size": VOCAB}
+    stream = collect(read(pattern, start_step=0, **kwargs), 26)
+    resumed = collect(read(pattern, start_step=24, **kwargs), 2)
+    for name, values in resumed.items():
+        np.testing.assert_array_equal(values, stream[name][24 * 8 :], err_msg=name)
+    # Pass 1 sees the examples of pass 0 with other masks (positions drawn again).
+    assert not np.array_equal(
+        stream["masked_lm_positions"][:8], stream["masked_lm_positions"][192:200]
+    )
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"start_step": 0}, "start_step needs a seed"),
+        ({"start_step": 0, "seed": 1, "num_examples": 7}, "7 examples make no full batch of 8"),
+    ],
+)
+def test_start_step_bad_arguments(records, kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        read(records[0], **kwargs)

@@ -63,7 +63,10 @@ def test_v2_run_writes_official_files(tmp_path, saved_model, squad_files, capsys
         dev, out / "predictions.json", out / "null_odds.json"
     )
     threshold = summary["null_threshold"]
-    assert threshold == summary["metrics"]["best_f1_thresh"]
+    # The threshold is the official best one, or below every null odd where answering nothing
+    # is best (the official search then says 0.0, meant for probabilities): F1 == best_f1.
+    assert summary["metrics"]["f1"] == pytest.approx(summary["metrics"]["best_f1"])
+    assert threshold in (summary["metrics"]["best_f1_thresh"], min(null_odds.values()) - 1.0)
     assert all((text == "") == (null_odds[q] > threshold) or text == ""
                for q, text in predictions.items())  # fmt: skip
     assert summary["head"] == "v2" and summary["steps"] == summary["train_features"] // 16
@@ -103,3 +106,32 @@ def test_v1_predict_only_and_bad_input(tmp_path, saved_model, squad_files, capsy
                          "--output_dir", str(tmp_path / "bad"), *SMALL])  # fmt: skip
         err = capsys.readouterr().err.strip()
         assert code == 2 and message in err and len(err.splitlines()) == 1, err
+
+
+def test_dev_threshold_when_answering_nothing_is_best():
+    """Null odds are score differences, often negative. Where no threshold beats answering
+    nothing, the official search reports 0.0 (its start, meant for probabilities), which would
+    still answer every question with null odds <= 0; the chosen threshold answers none."""
+    from albert_keras.squad import SquadPredictions
+    from albert_keras.training.finetune_squad import _dev_threshold
+
+    qas = [{"id": "h", "question": "", "answers": [{"text": "right"}], "is_impossible": False},
+           {"id": "n1", "question": "", "answers": [], "is_impossible": True},
+           {"id": "n2", "question": "", "answers": [], "is_impossible": True}]  # fmt: skip
+    dataset = {"version": "v2.0", "data": [{"paragraphs": [{"context": "", "qas": qas}]}]}
+    result = SquadPredictions({"h": "wrong", "n1": "x", "n2": "y"}, {},
+                              {"h": 0.5, "n1": -2.0, "n2": -1.0})  # fmt: skip
+    best = evaluate_squad(dataset, result.answers(), result.null_odds)
+    assert best["best_f1"] == pytest.approx(200 / 3) and best["best_f1_thresh"] == 0.0
+    assert evaluate_squad(dataset, result.answers(0.0))["f1"] == 0.0  # n1, n2 answered
+    threshold = _dev_threshold(dataset, result)
+    assert threshold == -3.0 and set(result.answers(threshold).values()) == {""}
+    assert evaluate_squad(dataset, result.answers(threshold))["f1"] == pytest.approx(200 / 3)
+    # Where a real threshold wins, it is the official one.
+    result.best_text["h"], result.null_odds["h"] = "right", -3.0
+    assert (
+        _dev_threshold(dataset, result)
+        == evaluate_squad(dataset, result.answers(), result.null_odds)["best_f1_thresh"]
+        == -3.0
+    )
+    assert evaluate_squad(dataset, result.answers(-3.0))["f1"] == 100.0
