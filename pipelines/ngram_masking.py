@@ -222,14 +222,14 @@ def _choose_spans(draws, num_words, first_word, word_end, budget, ngram):
         ends = np.minimum(start[:, None] + offsets, words[:, None])
         bounds = word_end[base[:, None] + ends]
         fits = (bounds[:, 1:] - bounds[:, :1]) <= room[:, None]
-        chosen = np.minimum(fits.sum(axis=1), n_less_one + 1)
+        chosen = np.minimum(_row_count(fits), n_less_one + 1)
         # Row r's entry `chosen` of `ends` / `bounds`, by flat index (no take_along_axis).
         at = np.arange(0, ends.size, ngram + 1) + chosen
         length = ends.reshape(-1)[at] - start
         in_span = offsets[None, :-1] < length[:, None]
         cells = (base + start)[:, None] + offsets[:-1]
-        take = (length > 0) & ~(covered[cells] & in_span).any(axis=1)
-        covered[cells[take][in_span[take]]] = True
+        take = (length > 0) & (_row_count(covered[cells] & in_span) == 0)
+        covered[cells[in_span & take[:, None]]] = True
         room = room - np.where(take, bounds.reshape(-1)[at] - bounds[:, 0], 0)
         kept.append(length[take])
         kept_rows.append(rows[take])
@@ -242,6 +242,15 @@ def _choose_spans(draws, num_words, first_word, word_end, budget, ngram):
         row_rng[_concatenate(kept_rows)], _concatenate(kept), num_rngs, ngram + 1
     )
     return covered[:total_words], kept, drawn
+
+
+def _row_count(flags):
+    """`flags.sum(axis=1)` of a (rows, few) bool array, one column at a time: NumPy's reduction
+    along a short last axis costs ~4x these few whole-column adds."""
+    count = flags[:, 0].astype(np.int64)
+    for column in range(1, flags.shape[1]):
+        count += flags[:, column]
+    return count
 
 
 def _concatenate(arrays):

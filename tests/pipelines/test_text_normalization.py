@@ -7,7 +7,10 @@ import unicodedata
 
 import tensorflow as tf
 
+from pipelines import text_normalization
 from pipelines.text_normalization import (
+    join_collapsed,
+    non_ascii_characters,
     preprocess_text,
     preprocess_text_tensor,
     preprocess_texts,
@@ -65,6 +68,43 @@ def test_batch_version_equals_the_reference_on_random_text():
         assert preprocess_texts(texts, lower) == [official(t, lower) for t in texts]
     assert strip_accents("naïve Ångström") == "naive Angstrom"
     assert preprocess_texts([]) == []
+
+
+def test_whitespace_tables_are_every_whitespace_character_of_python():
+    everything = {chr(c) for c in range(sys.maxunicode + 1) if chr(c).isspace()}
+    listed = text_normalization._ASCII_OTHER_WHITESPACE + text_normalization._NON_ASCII_WHITESPACE
+    assert len(listed) == len(set(listed)) == len(everything) - 2
+    assert set(listed) | {" ", "\n"} == everything
+    assert text_normalization._ASCII_OTHER_WHITESPACE.isascii()
+    assert not any(c.isascii() for c in text_normalization._NON_ASCII_WHITESPACE)
+
+
+def test_joined_whitespace_collapse_equals_per_text_split():
+    """`join_collapsed` works on the joined text; a text holding a line break goes per text."""
+    spaces = [chr(c) for c in range(sys.maxunicode + 1) if chr(c).isspace() and c != 10]
+    alphabet = spaces * 2 + list("ab´é`'Σ") + ["  ", "   "]
+    rng = random.Random(1)
+    for _ in range(2000):
+        texts = ["".join(rng.choices(alphabet, k=rng.randint(0, 12))) for _ in range(4)]
+        if rng.random() < 0.2:
+            texts[rng.randrange(4)] += "\n" + rng.choice(alphabet)
+        want = [" ".join(t.split()) for t in texts]
+        assert join_collapsed(texts) == "\n".join(want), texts
+        for lower in (False, True):
+            assert preprocess_texts(texts, lower) == [official(t, lower) for t in texts]
+    assert join_collapsed(["  x\u3000\u3000y\t", "", "\x85"]) == "x y\n\n"
+    assert join_collapsed(["é\xa0ï ", "\u2028ü"], with_non_ascii=True) == (
+        "é ï\nü",
+        {"é", "ï", "ü"},
+    )
+
+
+def test_non_ascii_characters_and_accents_of_a_known_set():
+    text = "naïve Ångström, ﬁne 𝔘 ① café"
+    assert non_ascii_characters(text) == {c for c in text if not c.isascii()}
+    assert non_ascii_characters("plain ASCII") == set()
+    assert strip_accents(text, non_ascii_characters(text)) == strip_accents(text)
+    assert strip_accents(text) == official(text)
 
 
 def test_tensorflow_version_equals_the_reference():
