@@ -34,6 +34,7 @@ from albert_keras.squad.squad_predictions import squad_predictions, write_squad_
 from albert_keras.squad.tfds_reader import read_squad_tfds
 from albert_keras.training.finetune_glue import _find_spm_model, _load_backbone, _save_model
 from albert_keras.training.precision import choose_precision, in_precision, loss_scaled
+from albert_keras.training.step_progress import progress_callbacks
 from albert_keras.training.strategy import get_strategy
 from pipelines import atomic_write
 
@@ -88,7 +89,7 @@ def finetune_squad(
         mixed_precision: str. `"auto"` (bfloat16 where the hardware computes it natively),
             `"float32"`, `"mixed_bfloat16"` or `"mixed_float16"` (see `finetune_glue`).
         seed: int. Seeds Keras (head init, dropout) and the shuffle.
-        verbose: passed to `fit`.
+        verbose: 0 is silent; otherwise one progress line in steps every ~10 s (`StepProgress`).
 
     Returns:
         dict: what `metrics.json` holds.
@@ -137,11 +138,13 @@ def finetune_squad(
     history = {}
     if train_features is not None:
         data = squad_dataset(train_features, batch_size, training=True, seed=seed).repeat()
+        fit_verbose, progress = progress_callbacks(verbose, steps)
         fitted = answerer.fit(
             data,
             steps_per_epoch=min(steps, steps_per_epoch),
             epochs=math.ceil(steps / min(steps, steps_per_epoch)),
-            verbose=verbose,
+            verbose=fit_verbose,
+            callbacks=progress,
         )
         history = {key: [float(v) for v in values] for key, values in fitted.history.items()}
     outputs = answerer.predict(squad_dataset(predict_features, max(batch_size, 8)), verbose=0)

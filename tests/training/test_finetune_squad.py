@@ -74,7 +74,10 @@ def test_v2_run_writes_official_files(tmp_path, saved_model, squad_files, capsys
     assert "HasAns_f1" in summary["metrics_always_answering"]
     loaded = keras.saving.load_model(out / "model.keras")
     assert isinstance(loaded, ak.models.AlbertQuestionAnswerer) and loaded.head == "v2"
-    assert "SQuAD 2.0:" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "SQuAD 2.0:" in out
+    steps = summary["steps"]
+    assert f"step {steps}/{steps} (100%)" in out and "Epoch" not in out  # progress in steps
 
 
 def test_v1_predict_only_and_bad_input(tmp_path, saved_model, squad_files, capsys):
