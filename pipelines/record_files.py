@@ -223,6 +223,57 @@ def check_token_ids(
             )
 
 
+def record_lengths(
+    path: str,
+    max_seq_length: int | None = None,
+    max_predictions_per_seq: int | None = None,
+) -> tuple[int, int]:
+    """Reads the first record of `path`: checks it has every training feature, returns its lengths.
+
+    The pretraining and distillation jobs call it before any model is built, so records of the
+    wrong kind or length fail in a second with the file named.
+
+    Args:
+        path: str. A TFRecord file of pretraining examples (`pipelines.record_format`).
+        max_seq_length: int. If given, the records must have this sequence length.
+        max_predictions_per_seq: int. If given, the records must have this many MLM slots.
+
+    Returns:
+        `(max_seq_length, max_predictions_per_seq)` of the records.
+
+    Raises:
+        ValueError: naming `path`, when it is unreadable, empty, lacks a feature or has other
+            lengths than asked.
+    """
+    import tensorflow as tf
+    from google.protobuf.message import DecodeError
+
+    from pipelines import record_format
+
+    try:
+        first = next(iter(tf.data.TFRecordDataset(path).take(1)), None)
+    except tf.errors.OpError as error:
+        raise ValueError(f"{path}: not a readable TFRecord file ({error.message})") from None
+    if first is None:
+        raise ValueError(f"{path}: holds no record")
+    try:
+        features = tf.train.Example.FromString(first.numpy()).features.feature
+    except DecodeError as error:
+        raise ValueError(f"{path}: record 0 is not a tf.train.Example ({error})") from None
+    missing = [name for name in record_format.TRAINING_FEATURES if name not in features]
+    if missing:
+        raise ValueError(f"{path}: record 0 lacks feature(s) {', '.join(missing)}")
+    seq_length = len(features["input_ids"].int64_list.value)
+    num_predictions = len(features["masked_lm_positions"].int64_list.value)
+    for name, want, got in (
+        ("max_seq_length", max_seq_length, seq_length),
+        ("max_predictions_per_seq", max_predictions_per_seq, num_predictions),
+    ):
+        if want is not None and want != got:
+            raise ValueError(f"{path}: record 0 has {name} {got}, expected {want}")
+    return seq_length, num_predictions
+
+
 def _has_glob_characters(pattern: str) -> bool:
     return any(c in pattern for c in "*?[")
 

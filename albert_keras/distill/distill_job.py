@@ -15,9 +15,7 @@ state (the teacher's frozen weights included) and the batches are a pure functio
 
 import glob
 import json
-import math
 import os
-import time
 import zipfile
 
 import keras
@@ -27,27 +25,13 @@ from albert_keras.distill.warm_start import warm_start, warm_start_mismatch
 from albert_keras.models import AlbertBackbone, AlbertPretrainer
 from albert_keras.optimizers import Lamb, WarmupLinearDecay
 from albert_keras.training import strategy as strategies
-from albert_keras.training.fit_timer import FitTimer
+from albert_keras.training.flag_checks import check_positive
+from albert_keras.training.periodic_training import PeriodicTraining
 from albert_keras.training.precision import loss_scaled
+from albert_keras.training.pretrain_job import OFFICIAL_WARMUP_FRACTION
+from albert_keras.training.record_inputs import RecordInputs
+from pipelines import atomic_write
 
-# The pretraining job's pieces (one owner for the record checks, callbacks and outputs).
-from albert_keras.training.pretrain_job import (
-    OFFICIAL_WARMUP_FRACTION,
-    _check_positive,
-    _fit,
-    _full_batches,
-    _match,
-    _record_shapes,
-    _save_keras,
-)
-from albert_keras.training.step_checkpoint import StepCheckpoint
-from albert_keras.training.step_progress import progress_callbacks
-from albert_keras.training.step_tensor_board import tensorboard_callbacks
-from albert_keras.training.stop_at_step import StopAtStep
-from pipelines import atomic_write, read_pretraining_records
-from pipelines.record_files import count_records
-
-CHECKPOINT_DIR = "checkpoints"
 STUDENT_INITS = ("auto", "teacher", "random")
 BEFORE_FILE = "eval_before.json"
 
@@ -108,23 +92,19 @@ def distill(
     ...                   config={"num_layers": 6}, max_steps=1000)
     >>> summary["eval_before"]["mlm_accuracy"]  # the truncated teacher, untrained
     """
-    started = time.perf_counter()
-    files = _match(records, "--records")
-    eval_files = _match(eval_records, "--eval_records") if eval_records else []
-    _check_positive(
+    check_positive(
         batch_size=batch_size,
         max_steps=max_steps,
         checkpoint_every=checkpoint_every,
         steps_per_execution=steps_per_execution,
     )
-    if eval_steps < 0:
-        raise ValueError(f"--eval_steps={eval_steps} must be >= 0")
     if student_init not in STUDENT_INITS:
         raise ValueError(f"--student_init={student_init!r} is not one of {STUDENT_INITS}")
     if not os.path.isfile(teacher):
         raise FileNotFoundError(f"--teacher {teacher}: no such file")
     spm_model = _find_spm_model(teacher, spm_model)
-    seq_length, num_predictions = _record_shapes(files[0])
+    inputs = RecordInputs(records, eval_records)
+    seq_length = inputs.max_seq_length
 
     distribution = strategies.get_strategy(strategy)
     replicas = strategies.num_replicas(distribution)
@@ -140,10 +120,11 @@ def distill(
     if student_init == "teacher" and mismatch:
         raise ValueError(f"--student_init teacher: the student cannot start from it ({mismatch})")
     init = "random" if student_init == "random" or mismatch else "teacher"
+    inputs.check_token_ids(student_config["vocabulary_size"], f"--teacher {teacher}")
 
     run_config = {  # what a resumed run must share with the one it continues
-        "files": [path if "://" in path else os.path.abspath(path) for path in files],
-        "num_examples": count_records(files),
+        "files": inputs.absolute_files(),
+        "num_examples": inputs.num_examples,
         "teacher": os.path.abspath(teacher),
         "teacher_bytes": os.path.getsize(teacher),
         "student": student_config,
@@ -158,42 +139,26 @@ def distill(
             round(max_steps * OFFICIAL_WARMUP_FRACTION) if warmup_steps is None else warmup_steps
         ),
         "max_seq_length": seq_length,
-        "max_predictions_per_seq": num_predictions,
+        "max_predictions_per_seq": inputs.max_predictions_per_seq,
         "dynamic_masking": dynamic_masking,
         "checkpoint_every": checkpoint_every,
         "mixed_precision": precision,
         "seed": seed,
     }
     keras.utils.set_random_seed(seed)  # before anything random (see pretrain)
-    checkpoint = StepCheckpoint(
-        os.path.join(output_dir, CHECKPOINT_DIR), run_config, checkpoint_every, max_steps
+    training = PeriodicTraining(
+        output_dir, run_config, max_steps=max_steps, checkpoint_every=checkpoint_every
     )
-    saved = checkpoint.saved_state()
-    train_data = read_pretraining_records(
-        files,
+    start_step = training.saved_step()
+    train_data = inputs.train_data(
         batch_size,
-        max_seq_length=seq_length,
-        max_predictions_per_seq=num_predictions,
         seed=seed,
-        start_step=saved["step"] if saved else 0,
-        num_examples=run_config["num_examples"],
+        start_step=start_step,
         dynamic_masking=dynamic_masking,
         vocabulary_size=student_config["vocabulary_size"],
     )
-    eval_data = None
-    if eval_files:
-        full_batches = _full_batches(eval_files, batch_size)
-        eval_steps = min(eval_steps, full_batches) if eval_steps else full_batches
-        eval_data = read_pretraining_records(
-            eval_files,
-            batch_size,
-            max_seq_length=seq_length,
-            max_predictions_per_seq=num_predictions,
-            shuffle=False,
-            repeat=True,  # every batch full (see pretrain)
-        )
+    eval_data, eval_steps = inputs.eval_data(batch_size, eval_steps)
 
-    timer = FitTimer()
     before_path = os.path.join(output_dir, BEFORE_FILE)
     with strategies.scope(distribution):
         student_model = AlbertPretrainer(
@@ -211,7 +176,7 @@ def distill(
         )
         _compile(distiller, run_config, use_xla, steps_per_execution)
         eval_before = {}
-        if eval_data is not None and not saved:
+        if eval_data is not None and not start_step:
             # No training yet: the warm-started student is the teacher truncated in depth.
             eval_before = _evaluate(distiller, eval_data, eval_steps)
             os.makedirs(output_dir, exist_ok=True)
@@ -219,64 +184,38 @@ def distill(
         elif os.path.exists(before_path):
             with open(before_path) as f:
                 eval_before = json.load(f)
-        initial_step, _ = checkpoint.restore(distiller)
+        initial_step = training.restore(distiller)
         if initial_step < max_steps:
             print(
-                f"distilling steps {initial_step + 1}..{max_steps} on {len(files)} file(s) "
-                f"({'resumed' if initial_step else 'new run'}), student init {init}: "
+                f"distilling steps {initial_step + 1}..{max_steps} on {len(inputs.files)} "
+                f"file(s) ({'resumed' if initial_step else 'new run'}), student init {init}: "
                 f"{strategies.describe(distribution)}, {precision}, jit_compile={use_xla}"
             )
-            fit_verbose, progress = progress_callbacks(verbose, max_steps)
-            _fit(
-                distiller,
-                train_data,
-                callbacks=[
-                    StopAtStep(checkpoint_every, max_steps),
-                    checkpoint,
-                    timer,
-                    *tensorboard_callbacks(
-                        os.path.join(output_dir, "logs"), checkpoint_every, max_steps
-                    ),
-                    *progress,
-                ],
-                epochs=math.ceil(max_steps / checkpoint_every),
-                initial_epoch=initial_step // checkpoint_every,
-                steps_per_epoch=checkpoint_every,
-                verbose=fit_verbose,
-            )
+        training.fit(distiller, train_data, verbose)
         eval_logs = _evaluate(distiller, eval_data, eval_steps) if eval_data is not None else {}
 
-    os.makedirs(output_dir, exist_ok=True)
-    _save_keras(student_model, os.path.join(output_dir, "model.keras"))
-    _save_keras(student_model.backbone, os.path.join(output_dir, "backbone.keras"))
-    if spm_model:
-        atomic_write.copy_file(spm_model, os.path.join(output_dir, os.path.basename(spm_model)))
-    steps_run = max_steps - initial_step
+    training.save_pretrainer(student_model, spm_model)
     summary = {
-        "config": {
-            **run_config,
-            "records": records,
-            "eval_records": eval_records,
-            "eval_steps": eval_steps,
-            "jit_compile": use_xla,
-            "steps_per_execution": steps_per_execution,
-            "spm_model": spm_model,
-        },
+        **training.summary(
+            batch_size * seq_length,
+            records=records,
+            eval_records=eval_records,
+            eval_steps=eval_steps,
+            jit_compile=use_xla,
+            steps_per_execution=steps_per_execution,
+            spm_model=spm_model,
+        ),
         "distribution": strategies.describe(distribution),
         "parameters": {
             "teacher": int(teacher_model.backbone.count_params()),
             "student": int(student_model.backbone.count_params()),
         },
         "warm_started_variables": len(copied) if init == "teacher" else 0,
-        "steps": {"total": max_steps, "resumed_from": initial_step, "run": steps_run},
-        "history": checkpoint.history,
-        "train": {k: v for k, v in checkpoint.history[-1].items() if k != "step"},
         "eval_before": eval_before,
         "eval": eval_logs,
-        "eval_examples": eval_steps * batch_size if eval_files else 0,
-        "timings": timer.summary(steps_run, batch_size * seq_length, time.perf_counter() - started),
+        "eval_examples": eval_steps * batch_size,
     }
-    atomic_write.write_json(os.path.join(output_dir, "summary.json"), summary, indent=2)
+    training.write_summary(summary)
     return summary
 
 

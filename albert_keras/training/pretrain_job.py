@@ -11,34 +11,27 @@ with a `StepCheckpoint` of the whole training state, and the batches come from
 started again with the same command ends with the same weights as a run never stopped.
 """
 
-import math
 import os
-import time
 
 import keras
 
 from albert_keras.models import AlbertBackbone, AlbertPretrainer
 from albert_keras.optimizers import Lamb, PerUpdateSchedule, WarmupLinearDecay, micro_batch_size
 from albert_keras.training import strategy as strategies
-from albert_keras.training.fit_timer import FitTimer
+from albert_keras.training.flag_checks import check_positive
 from albert_keras.training.init_from import (
     count_pieces,
     init_backbone_config,
     initialize_from,
     load_init_source,
 )
+from albert_keras.training.periodic_training import PeriodicTraining
 from albert_keras.training.precision import loss_scaled
-from albert_keras.training.step_checkpoint import StepCheckpoint
-from albert_keras.training.step_progress import progress_callbacks
-from albert_keras.training.step_tensor_board import tensorboard_callbacks
-from albert_keras.training.stop_at_step import StopAtStep
-from pipelines import atomic_write, read_pretraining_records, record_format
-from pipelines.record_files import check_token_ids, count_records, list_record_files
+from albert_keras.training.record_inputs import RecordInputs
 from pipelines.tokenization import spm_vocabulary_size
 
 # The official run: 3,125 warmup steps of 125,000.
 OFFICIAL_WARMUP_FRACTION = 3125 / 125_000
-CHECKPOINT_DIR = "checkpoints"
 
 
 def pretrain(
@@ -113,20 +106,21 @@ def pretrain(
     >>> summary["train"]["mlm_loss"] < 10
     True
     """
-    started = time.perf_counter()
-    files = _match(records, "--records")
-    eval_files = _match(eval_records, "--eval_records") if eval_records else []
-    _check_positive(
+    check_positive(
         batch_size=batch_size,
         max_steps=max_steps,
         checkpoint_every=checkpoint_every,
         steps_per_execution=steps_per_execution,
     )
-    if eval_steps < 0:
-        raise ValueError(f"--eval_steps={eval_steps} must be >= 0")
     if spm_model and not os.path.isfile(spm_model):
         raise FileNotFoundError(f"--spm_model {spm_model}: no such file")
-    seq_length, num_predictions = _record_shapes(files[0], max_seq_length, max_predictions_per_seq)
+    inputs = RecordInputs(
+        records,
+        eval_records,
+        max_seq_length=max_seq_length,
+        max_predictions_per_seq=max_predictions_per_seq,
+    )
+    seq_length = inputs.max_seq_length
     init = load_init_source(init_from) if init_from else None
     if init:
         pieces = count_pieces(spm_model)
@@ -144,8 +138,8 @@ def pretrain(
     precision, why = strategies.choose_precision(mixed_precision, distribution)
     print(f"mixed precision: {precision} ({why})")
     run_config = {  # what a resumed run must share with the one it continues
-        "files": [path if "://" in path else os.path.abspath(path) for path in files],
-        "num_examples": count_records(files, "--records"),
+        "files": inputs.absolute_files(),
+        "num_examples": inputs.num_examples,
         "preset": preset,
         "backbone": backbone_config,
         "sentence_objective": sentence_objective,
@@ -156,7 +150,7 @@ def pretrain(
             round(max_steps * OFFICIAL_WARMUP_FRACTION) if warmup_steps is None else warmup_steps
         ),
         "max_seq_length": seq_length,
-        "max_predictions_per_seq": num_predictions,
+        "max_predictions_per_seq": inputs.max_predictions_per_seq,
         "dynamic_masking": dynamic_masking,
         "checkpoint_every": checkpoint_every,
         "mixed_precision": precision,
@@ -168,73 +162,40 @@ def pretrain(
     vocabulary = backbone_config["vocabulary_size"]
     source = "--config vocabulary_size" if "vocabulary_size" in (config or {}) else None
     source = source or (f"--spm_model {spm_model}" if spm_model else f"--preset {preset}")
-    check_token_ids(files, vocabulary, "--records", source)
+    inputs.check_token_ids(vocabulary, source)
     # Before anything random is built: tf.data shuffles mix their seed with TF's global one.
     keras.utils.set_random_seed(seed)
-    checkpoint = StepCheckpoint(
-        os.path.join(output_dir, CHECKPOINT_DIR), run_config, checkpoint_every, max_steps
+    training = PeriodicTraining(
+        output_dir,
+        run_config,
+        max_steps=max_steps,
+        checkpoint_every=checkpoint_every,
+        gradient_accumulation_steps=accumulate,
     )
-    saved = checkpoint.saved_state()
     # Built before the model: the reader checks every file's first record, so bad input fails
     # in seconds, not after the model is built.
-    train_data = read_pretraining_records(
-        files,
+    train_data = inputs.train_data(
         micro_batch,
-        max_seq_length=seq_length,
-        max_predictions_per_seq=num_predictions,
         seed=seed,
-        start_step=(saved["step"] if saved else 0) * accumulate,
-        num_examples=run_config["num_examples"],
+        start_step=training.saved_step() * accumulate,
         dynamic_masking=dynamic_masking,
-        vocabulary_size=backbone_config["vocabulary_size"],
+        vocabulary_size=vocabulary,
     )
-    eval_data = None
-    if eval_files:
-        full_batches = _full_batches(eval_files, micro_batch)
-        check_token_ids(eval_files, vocabulary, "--eval_records", source)
-        eval_steps = min(eval_steps, full_batches) if eval_steps else full_batches
-        # Repeated, so every batch is full and none is the empty end-of-data step Keras runs on
-        # an exhausted dataset (which would count in per-batch means).
-        eval_data = read_pretraining_records(
-            eval_files,
-            micro_batch,
-            max_seq_length=seq_length,
-            max_predictions_per_seq=num_predictions,
-            shuffle=False,
-            repeat=True,
-        )
+    eval_data, eval_steps = inputs.eval_data(micro_batch, eval_steps)
 
-    timer = FitTimer()
     with strategies.scope(distribution):
         pretrainer = _build_pretrainer(run_config, use_xla, steps_per_execution)
         if init:
             print(initialize_from(pretrainer, *init, init_from))
-        initial_step, _ = checkpoint.restore(pretrainer)
+        initial_step = training.restore(pretrainer)
         if initial_step < max_steps:
             print(
-                f"pretraining steps {initial_step + 1}..{max_steps} on {len(files)} file(s) "
-                f"({'resumed' if initial_step else 'new run'}): "
+                f"pretraining steps {initial_step + 1}..{max_steps} on {len(inputs.files)} "
+                f"file(s) ({'resumed' if initial_step else 'new run'}): "
                 f"{strategies.describe(distribution)}, {run_config['mixed_precision']}, "
                 f"jit_compile={use_xla}"
             )
-            fit_verbose, progress = progress_callbacks(verbose, max_steps, accumulate)
-            _fit(
-                pretrainer,
-                train_data,
-                callbacks=[
-                    StopAtStep(checkpoint_every * accumulate, max_steps * accumulate),
-                    checkpoint,
-                    timer,
-                    *tensorboard_callbacks(
-                        os.path.join(output_dir, "logs"), checkpoint_every, max_steps
-                    ),
-                    *progress,
-                ],
-                epochs=math.ceil(max_steps / checkpoint_every),
-                initial_epoch=initial_step // checkpoint_every,
-                steps_per_epoch=checkpoint_every * accumulate,
-                verbose=fit_verbose,
-            )
+        training.fit(pretrainer, train_data, verbose)
         eval_logs = {}
         if eval_data is not None:
             eval_logs = pretrainer.evaluate(
@@ -242,35 +203,23 @@ def pretrain(
             )
             eval_logs = {k: float(v) for k, v in eval_logs.items()}
 
-    os.makedirs(output_dir, exist_ok=True)
-    _save_keras(pretrainer, os.path.join(output_dir, "model.keras"))
-    _save_keras(pretrainer.backbone, os.path.join(output_dir, "backbone.keras"))
-    if spm_model:
-        atomic_write.copy_file(spm_model, os.path.join(output_dir, os.path.basename(spm_model)))
-    steps_run = max_steps - initial_step
+    training.save_pretrainer(pretrainer, spm_model)
     summary = {
-        "config": {
-            **run_config,
-            "records": records,
-            "eval_records": eval_records,
-            "eval_steps": eval_steps,
-            "jit_compile": use_xla,
-            "steps_per_execution": steps_per_execution,
-            "spm_model": spm_model,
-        },
+        **training.summary(
+            micro_batch * seq_length,
+            records=records,
+            eval_records=eval_records,
+            eval_steps=eval_steps,
+            jit_compile=use_xla,
+            steps_per_execution=steps_per_execution,
+            spm_model=spm_model,
+        ),
         "distribution": strategies.describe(distribution),
         "parameters": int(pretrainer.backbone.count_params()),
-        "steps": {"total": max_steps, "resumed_from": initial_step, "run": steps_run},
-        # Each checkpoint period's means (Keras resets the metrics each period), and the last.
-        "history": checkpoint.history,
-        "train": {k: v for k, v in checkpoint.history[-1].items() if k != "step"},
         "eval": eval_logs,
-        "eval_examples": eval_steps * micro_batch if eval_files else 0,
-        "timings": timer.summary(
-            steps_run * accumulate, micro_batch * seq_length, time.perf_counter() - started
-        ),
+        "eval_examples": eval_steps * micro_batch,
     }
-    atomic_write.write_json(os.path.join(output_dir, "summary.json"), summary)
+    training.write_summary(summary)
     return summary
 
 
@@ -298,68 +247,6 @@ def _build_pretrainer(run_config: dict, jit_compile: bool, steps_per_execution: 
     )
     pretrainer.optimizer.build(pretrainer.trainable_variables)  # so a checkpoint can load
     return pretrainer
-
-
-def _full_batches(files: list[str], batch_size: int) -> int:
-    examples = count_records(files, "--eval_records")
-    if examples < batch_size:
-        raise ValueError(f"--eval_records: {examples} examples, fewer than a batch of {batch_size}")
-    return examples // batch_size
-
-
-def _fit(pretrainer, dataset, **kwargs):
-    import tensorflow as tf
-
-    try:
-        # One epoch is one checkpoint period: Keras resets the metrics each epoch, so the logged
-        # losses are the period's means, and a resumed run starts at an epoch boundary.
-        return pretrainer.fit(dataset, shuffle=False, **kwargs)  # the stream is shuffled
-    except (tf.errors.DataLossError, tf.errors.InvalidArgumentError) as error:
-        reason = error.message.strip().splitlines()[0]
-        raise ValueError(f"--records: unreadable record ({reason})") from None
-
-
-# === Inputs and outputs ===
-
-
-def _match(pattern: str, flag: str) -> list[str]:
-    # gs:// too (TPUs read their input from GCS); files beside the shards are left out, named.
-    return list_record_files(pattern, flag)
-
-
-def _check_positive(**values: int) -> None:
-    for name, value in values.items():
-        if not isinstance(value, int) or value <= 0:
-            raise ValueError(f"--{name}={value} must be a positive integer")
-
-
-def _record_shapes(path, max_seq_length=None, max_predictions_per_seq=None) -> tuple[int, int]:
-    """Checks the first record of `path` has every feature; returns its two lengths."""
-    import tensorflow as tf
-    from google.protobuf.message import DecodeError
-
-    try:
-        first = next(iter(tf.data.TFRecordDataset(path).take(1)), None)
-    except tf.errors.OpError as error:
-        raise ValueError(f"{path}: not a readable TFRecord file ({error.message})") from None
-    if first is None:
-        raise ValueError(f"{path}: holds no record")
-    try:
-        features = tf.train.Example.FromString(first.numpy()).features.feature
-    except DecodeError as error:
-        raise ValueError(f"{path}: record 0 is not a tf.train.Example ({error})") from None
-    missing = [name for name in record_format.TRAINING_FEATURES if name not in features]
-    if missing:
-        raise ValueError(f"{path}: record 0 lacks feature(s) {', '.join(missing)}")
-    seq_length = len(features["input_ids"].int64_list.value)
-    num_predictions = len(features["masked_lm_positions"].int64_list.value)
-    for flag, want, got in (
-        ("max_seq_length", max_seq_length, seq_length),
-        ("max_predictions_per_seq", max_predictions_per_seq, num_predictions),
-    ):
-        if want is not None and want != got:
-            raise ValueError(f"{path}: record 0 has {flag} {got}, expected {want}")
-    return seq_length, num_predictions
 
 
 def _backbone_config(preset: str, overrides: dict, spm_model: str | None, seq_length: int) -> dict:
@@ -390,8 +277,3 @@ def _backbone_config(preset: str, overrides: dict, spm_model: str | None, seq_le
             f"{config['max_sequence_length']}; pass --config max_sequence_length={seq_length}"
         )
     return config
-
-
-def _save_keras(model, path):
-    with atomic_write.atomic_path(path) as temporary:
-        model.save(temporary)

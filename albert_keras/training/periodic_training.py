@@ -1,0 +1,149 @@
+"""`PeriodicTraining`: `fit` in checkpoint periods, exactly resumable, then the run's outputs."""
+
+import math
+import os
+import time
+
+import keras
+
+from albert_keras.training.fit_timer import FitTimer
+from albert_keras.training.flag_checks import check_positive
+from albert_keras.training.step_checkpoint import StepCheckpoint
+from albert_keras.training.step_progress import progress_callbacks
+from albert_keras.training.step_tensor_board import tensorboard_callbacks
+from albert_keras.training.stop_at_step import StopAtStep
+from pipelines import atomic_write
+
+CHECKPOINT_DIR = "checkpoints"
+
+
+class PeriodicTraining:
+    """Trains a model with `fit` in periods of `checkpoint_every` updates, resumable after a kill.
+
+    One epoch of `fit` is one checkpoint period: it ends with a `StepCheckpoint` of the whole
+    training state (weights, optimizer, seed generators), Keras resets the metrics each epoch
+    (so the logged losses are each period's means), and a resumed run starts at an epoch
+    boundary. `StopAtStep` ends the last period at `max_steps`; TensorBoard, a progress line in
+    steps and a `FitTimer` ride along. The pretrain and distill jobs share this block; so can a
+    notebook.
+
+    Args:
+        output_dir: str. Gets `checkpoints/` and `logs/` (TensorBoard) now, and whatever
+            `save_model` and `write_summary` write at the end.
+        run_config: dict (JSON-able). What a resumed run must share with the run it continues;
+            a checkpoint saved with another is refused.
+        max_steps: int. Optimizer updates in all.
+        checkpoint_every: int. Updates per period.
+        gradient_accumulation_steps: int. Batches per update (`fit` counts batches).
+
+    Example:
+    >>> training = PeriodicTraining("run/", {"seed": 1}, max_steps=1000, checkpoint_every=100)
+    >>> start = training.saved_step()          # read the data from here on
+    >>> training.restore(pretrainer)           # 0 the first time
+    >>> training.fit(pretrainer, train_data)
+    >>> training.save_pretrainer(pretrainer)      # model.keras, backbone.keras
+    """
+
+    def __init__(
+        self,
+        output_dir: str,
+        run_config: dict,
+        *,
+        max_steps: int,
+        checkpoint_every: int,
+        gradient_accumulation_steps: int = 1,
+    ):
+        check_positive(max_steps=max_steps, checkpoint_every=checkpoint_every)
+        self.output_dir = output_dir
+        self.run_config = run_config
+        self.max_steps = max_steps
+        self.checkpoint_every = checkpoint_every
+        self.accumulate = gradient_accumulation_steps
+        self.checkpoint = StepCheckpoint(
+            os.path.join(output_dir, CHECKPOINT_DIR), run_config, checkpoint_every, max_steps
+        )
+        self.timer = FitTimer()
+        self.initial_step = 0
+        self.started = time.perf_counter()
+
+    def saved_step(self) -> int:
+        """The update the newest checkpoint ended at (0 without one), before any model exists."""
+        saved = self.checkpoint.saved_state()
+        return saved["step"] if saved else 0
+
+    def restore(self, model: keras.Model) -> int:
+        """Loads the newest checkpoint into `model` (built and compiled); returns its step."""
+        self.initial_step, _ = self.checkpoint.restore(model)
+        return self.initial_step
+
+    @property
+    def steps_left(self) -> int:
+        return self.max_steps - self.initial_step
+
+    def fit(self, model: keras.Model, dataset, verbose: str | int = "auto") -> None:
+        """Runs the periods left after `restore`; bad records end it with a one-line error."""
+        import tensorflow as tf
+
+        if self.steps_left <= 0:
+            return
+        accumulate = self.accumulate
+        fit_verbose, progress = progress_callbacks(verbose, self.max_steps, accumulate)
+        callbacks = [
+            StopAtStep(self.checkpoint_every * accumulate, self.max_steps * accumulate),
+            self.checkpoint,
+            self.timer,
+            *tensorboard_callbacks(
+                os.path.join(self.output_dir, "logs"), self.checkpoint_every, self.max_steps
+            ),
+            *progress,
+        ]
+        try:
+            model.fit(
+                dataset,
+                shuffle=False,  # the stream is shuffled
+                callbacks=callbacks,
+                epochs=math.ceil(self.max_steps / self.checkpoint_every),
+                initial_epoch=self.initial_step // self.checkpoint_every,
+                steps_per_epoch=self.checkpoint_every * accumulate,
+                verbose=fit_verbose,
+            )
+        except (tf.errors.DataLossError, tf.errors.InvalidArgumentError) as error:
+            reason = error.message.strip().splitlines()[0]
+            raise ValueError(f"--records: unreadable record ({reason})") from None
+
+    def save_model(self, model: keras.Model, name: str) -> str:
+        """Saves `model` as `output_dir/name` atomically (a kill leaves no half-written file)."""
+        os.makedirs(self.output_dir, exist_ok=True)
+        path = os.path.join(self.output_dir, name)
+        with atomic_write.atomic_path(path) as temporary:
+            model.save(temporary)
+        return path
+
+    def save_pretrainer(self, pretrainer: keras.Model, spm_model: str | None = None) -> None:
+        """`model.keras` (the whole pretrainer), `backbone.keras`, and the SentencePiece model
+        copied beside them when one is given."""
+        self.save_model(pretrainer, "model.keras")
+        self.save_model(pretrainer.backbone, "backbone.keras")
+        if spm_model:
+            atomic_write.copy_file(
+                spm_model, os.path.join(self.output_dir, os.path.basename(spm_model))
+            )
+
+    def summary(self, tokens_per_batch: int, **settings) -> dict:
+        """The run's config (`run_config` and `settings`), steps, per-period history,
+        last-period means and timings."""
+        run = self.steps_left
+        return {
+            "config": {**self.run_config, **settings},
+            "steps": {"total": self.max_steps, "resumed_from": self.initial_step, "run": run},
+            # Each checkpoint period's means (Keras resets the metrics each period), and the last.
+            "history": self.checkpoint.history,
+            "train": {k: v for k, v in self.checkpoint.history[-1].items() if k != "step"},
+            "timings": self.timer.summary(
+                run * self.accumulate, tokens_per_batch, time.perf_counter() - self.started
+            ),
+        }
+
+    def write_summary(self, summary: dict) -> None:
+        """Writes `output_dir/summary.json` atomically."""
+        atomic_write.write_json(os.path.join(self.output_dir, "summary.json"), summary)

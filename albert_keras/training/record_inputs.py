@@ -1,0 +1,112 @@
+"""`RecordInputs`: a pretraining-style job's records, checked before any model is built."""
+
+import os
+
+from pipelines import read_pretraining_records
+from pipelines.record_files import (
+    check_token_ids,
+    count_records,
+    list_record_files,
+    record_lengths,
+)
+
+
+class RecordInputs:
+    """The training and held-out pretraining records of a job, and their `tf.data` batches.
+
+    The pretrain and distill jobs both start here: the globs are expanded (files beside the
+    shards are left out, named), the first record is checked to have every feature, every
+    training record is counted (a corrupt or truncated shard fails now, named), and the
+    batches come from `pipelines.read_pretraining_records`, a pure function of (seed, step),
+    so a resumed run reads exactly the batches a run never stopped would have read.
+
+    Args:
+        records: str. Glob of training shards (`gs://` works).
+        eval_records: str or `None`. Glob of held-out shards.
+        max_seq_length: int. If given, the records must have it; default: the first record's.
+        max_predictions_per_seq: int. Likewise for the masked-LM slots.
+
+    Example:
+    >>> inputs = RecordInputs("out/records/*.tfrecord", "out/heldout/*.tfrecord")
+    >>> inputs.max_seq_length, inputs.num_examples
+    (128, 24576)
+    >>> train = inputs.train_data(32, seed=1)
+    >>> heldout, steps = inputs.eval_data(32, eval_steps=100)
+    """
+
+    def __init__(
+        self,
+        records: str,
+        eval_records: str | None = None,
+        *,
+        max_seq_length: int | None = None,
+        max_predictions_per_seq: int | None = None,
+    ):
+        self.records, self.eval_records = records, eval_records
+        self.files = list_record_files(records, "--records")
+        self.eval_files = list_record_files(eval_records, "--eval_records") if eval_records else []
+        self.max_seq_length, self.max_predictions_per_seq = record_lengths(
+            self.files[0], max_seq_length, max_predictions_per_seq
+        )
+        self.num_examples = count_records(self.files, "--records")
+        self.num_eval_examples = count_records(self.eval_files, "--eval_records")
+
+    def absolute_files(self) -> list[str]:
+        """The training files as absolute paths (URLs unchanged), for a run's resume key."""
+        return [path if "://" in path else os.path.abspath(path) for path in self.files]
+
+    def check_token_ids(self, vocabulary_size: int, source: str) -> None:
+        """Refuses training or held-out records with ids at or above `vocabulary_size`."""
+        check_token_ids(self.files, vocabulary_size, "--records", source)
+        if self.eval_files:
+            check_token_ids(self.eval_files, vocabulary_size, "--eval_records", source)
+
+    def train_data(
+        self,
+        batch_size: int,
+        *,
+        seed: int,
+        start_step: int = 0,
+        dynamic_masking: bool = False,
+        vocabulary_size: int | None = None,
+    ):
+        """The shuffled, repeated training batches from batch `start_step` on."""
+        return read_pretraining_records(
+            self.files,
+            batch_size,
+            max_seq_length=self.max_seq_length,
+            max_predictions_per_seq=self.max_predictions_per_seq,
+            seed=seed,
+            start_step=start_step,
+            num_examples=self.num_examples,
+            dynamic_masking=dynamic_masking,
+            vocabulary_size=vocabulary_size,
+        )
+
+    def eval_data(self, batch_size: int, eval_steps: int):
+        """`(dataset, steps)` of the held-out records, or `(None, 0)` without them.
+
+        `steps` is `eval_steps` full batches at most (0: every full batch). The dataset
+        repeats, so every batch is full and none is the empty end-of-data step Keras runs on an
+        exhausted dataset (which would count in per-batch means).
+        """
+        if eval_steps < 0:
+            raise ValueError(f"--eval_steps={eval_steps} must be >= 0")
+        if not self.eval_files:
+            return None, 0
+        examples = self.num_eval_examples
+        if examples < batch_size:
+            raise ValueError(
+                f"--eval_records: {examples} examples, fewer than a batch of {batch_size}"
+            )
+        full_batches = examples // batch_size
+        steps = min(eval_steps, full_batches) if eval_steps else full_batches
+        dataset = read_pretraining_records(
+            self.eval_files,
+            batch_size,
+            max_seq_length=self.max_seq_length,
+            max_predictions_per_seq=self.max_predictions_per_seq,
+            shuffle=False,
+            repeat=True,
+        )
+        return dataset, steps
