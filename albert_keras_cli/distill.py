@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from albert_keras_cli.config_flags import add_config_flag, parse_config_flags
+from albert_keras_cli.job_arguments import job_arguments, print_run
 from albert_keras_cli.pretrain import STRATEGIES, add_mixed_precision_flag
 
 # `albert_keras.distill`'s STUDENT_INITS and COSINE_POSITIONS (tests/distill checks they agree):
@@ -57,36 +58,6 @@ def run(args: argparse.Namespace) -> int:
     """Runs `distill` with the parsed flags; prints where the outputs are."""
     from albert_keras.distill.distill_job import distill
 
-    summary = distill(
-        args.teacher,
-        args.records,
-        args.output_dir,
-        student=args.student,
-        config=parse_config_flags(args.config),
-        student_init=args.student_init,
-        temperature=args.temperature,
-        soft_target_weight=args.soft_target_weight,
-        mlm_weight=args.mlm_weight,
-        cosine_weight=args.cosine_weight,
-        cosine_positions=args.cosine_positions,
-        batch_size=args.batch_size,
-        max_steps=args.max_steps,
-        learning_rate=args.learning_rate,
-        warmup_steps=args.warmup_steps,
-        dynamic_masking=args.dynamic_masking,
-        eval_records=args.eval_records,
-        eval_steps=args.eval_steps,
-        checkpoint_every=args.checkpoint_every,
-        strategy=args.strategy,
-        mixed_precision=args.mixed_precision,
-        jit_compile=args.jit_compile,
-        steps_per_execution=args.steps_per_execution,
-        spm_model=args.spm_model,
-        seed=args.seed,
-    )
-    final = summary["eval"] or summary["train"]
-    print(
-        f"distilled {summary['steps']['total']} steps -> {args.output_dir}: "
-        + ", ".join(f"{k} {v:.4f}" for k, v in final.items())
-    )
+    summary = distill(**job_arguments(args, distill, config=parse_config_flags(args.config)))
+    print_run("distilled", summary, args.output_dir)
     return 0

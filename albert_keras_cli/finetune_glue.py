@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from albert_keras_cli.job_arguments import job_arguments
 from albert_keras_cli.pretrain import add_mixed_precision_flag
 
 # The trainable tasks of `albert_keras.glue.GLUE_TASKS` (tests/cli checks they agree): importing
@@ -63,23 +64,12 @@ def run(args: argparse.Namespace) -> int:
     if args.source == "tsv" and not args.glue_dir:
         raise ValueError("--glue_dir is required with --source tsv")
     summary = finetune_glue(
-        args.task,
-        args.glue_dir,
-        args.model,
-        args.output_dir,
-        spm_model=args.spm_model,
-        source=args.source,
-        max_steps=args.max_steps,
-        batch_size=args.batch_size,
-        max_seq_length=args.max_seq_length,
-        learning_rate=args.learning_rate,
-        warmup_steps=args.warmup_steps,
-        eval_every=args.eval_every,
-        patience=args.patience,
-        seed=args.seed,
-        mixed_precision=args.mixed_precision,
-        jit_compile={"auto": "auto", "true": True, "false": False}[args.jit_compile],
-        verbose="auto",
+        **job_arguments(
+            args,
+            finetune_glue,
+            jit_compile={"auto": "auto", "true": True, "false": False}[args.jit_compile],
+            verbose="auto",
+        )
     )
     scores = ", ".join(f"{k} {v:.4f}" for k, v in summary["metrics"].items())
     print(

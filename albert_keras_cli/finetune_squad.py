@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from albert_keras_cli.job_arguments import job_arguments
 from albert_keras_cli.pretrain import add_mixed_precision_flag
 
 
@@ -44,30 +45,7 @@ def run(args: argparse.Namespace) -> int:
     """Runs `finetune_squad` with the parsed flags; prints the scores."""
     from albert_keras.training.finetune_squad import finetune_squad
 
-    summary = finetune_squad(
-        args.version,
-        args.train_file,
-        args.predict_file,
-        args.model,
-        args.output_dir,
-        source=args.source,
-        tfds_data_dir=args.tfds_data_dir,
-        spm_model=args.spm_model,
-        head=args.head,
-        max_seq_length=args.max_seq_length,
-        doc_stride=args.doc_stride,
-        max_query_length=args.max_query_length,
-        batch_size=args.batch_size,
-        epochs=args.epochs,
-        learning_rate=args.learning_rate,
-        warmup_proportion=args.warmup_proportion,
-        n_best_size=args.n_best_size,
-        max_answer_length=args.max_answer_length,
-        mixed_precision=args.mixed_precision,
-        strategy=args.strategy,
-        seed=args.seed,
-        verbose="auto",
-    )
+    summary = finetune_squad(**job_arguments(args, finetune_squad, verbose="auto"))
     scores = ", ".join(
         f"{k} {v:.2f}" for k, v in summary.get("metrics", {}).items() if isinstance(v, float)
     )

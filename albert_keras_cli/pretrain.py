@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from albert_keras_cli.config_flags import add_config_flag, parse_config_flags
+from albert_keras_cli.job_arguments import job_arguments, print_run
 
 # `albert_keras.training.strategy`'s STRATEGIES and PRECISIONS (tests/cli checks they agree):
 # importing it here would load TensorFlow for `--help`.
@@ -71,33 +72,14 @@ def run(args: argparse.Namespace) -> int:
     from albert_keras.training.pretrain_job import pretrain
 
     summary = pretrain(
-        records=args.records,
-        output_dir=args.output_dir,
-        preset=args.preset,
-        config=parse_config_flags(args.config),
-        sentence_objective=None if args.sentence_objective == "none" else args.sentence_objective,
-        batch_size=args.batch_size,
-        max_steps=args.max_steps,
-        learning_rate=args.learning_rate,
-        warmup_steps=args.warmup_steps,
-        max_seq_length=args.max_seq_length,
-        max_predictions_per_seq=args.max_predictions_per_seq,
-        dynamic_masking=args.dynamic_masking,
-        eval_records=args.eval_records,
-        eval_steps=args.eval_steps,
-        checkpoint_every=args.checkpoint_every,
-        strategy=args.strategy,
-        mixed_precision=args.mixed_precision,
-        jit_compile=args.jit_compile,
-        steps_per_execution=args.steps_per_execution,
-        spm_model=args.spm_model,
-        seed=args.seed,
-        init_from=args.init_from,
-        gradient_accumulation_steps=args.gradient_accumulation_steps,
+        **job_arguments(
+            args,
+            pretrain,
+            config=parse_config_flags(args.config),
+            sentence_objective=None
+            if args.sentence_objective == "none"
+            else args.sentence_objective,
+        )
     )
-    final = summary["eval"] or summary["train"]
-    print(
-        f"pretrained {summary['steps']['total']} steps -> {args.output_dir}: "
-        + ", ".join(f"{k} {v:.4f}" for k, v in final.items())
-    )
+    print_run("pretrained", summary, args.output_dir)
     return 0
