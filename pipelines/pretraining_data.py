@@ -516,36 +516,49 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unrecognized arguments: {' '.join(beam_args)} (Beam options need --runner)")
     if args.runner is not None:
         return _main_beam(args, beam_args)
-    try:
-        write_pretraining_data(
+    return _reported(
+        lambda: write_pretraining_data(
             args.input,
             args.spm_model,
             args.output_dir,
-            max_seq_length=args.max_seq_length,
-            max_predictions_per_seq=args.max_predictions_per_seq,
-            masked_lm_prob=args.masked_lm_prob,
-            dupe_factor=args.dupe_factor,
-            short_seq_prob=args.short_seq_prob,
-            ngram=args.ngram,
-            sentence_objective=args.sentence_objective,
-            packing=args.packing,
-            num_shards=args.num_shards,
-            seed=args.seed,
+            **_shard_settings(args),
             num_workers=args.num_workers or os.cpu_count() or 1,
             task_index=args.task_index,
             num_tasks=args.num_tasks,
-            input_format=args.input_format,
-            paragraphs_per_document=args.paragraphs_per_document,
-            lower_case=args.do_lower_case,
-            group_chars=args.group_chars,
             checkpoint_seconds=args.checkpoint_seconds,
-            progress=not args.quiet,
         )
+    )
+
+
+def _shard_settings(args: argparse.Namespace) -> dict:
+    """The flags both drivers take: what the shards hold (the same bytes for the same values)."""
+    return {
+        "max_seq_length": args.max_seq_length,
+        "max_predictions_per_seq": args.max_predictions_per_seq,
+        "masked_lm_prob": args.masked_lm_prob,
+        "dupe_factor": args.dupe_factor,
+        "short_seq_prob": args.short_seq_prob,
+        "ngram": args.ngram,
+        "sentence_objective": args.sentence_objective,
+        "packing": args.packing,
+        "num_shards": args.num_shards,
+        "seed": args.seed,
+        "input_format": args.input_format,
+        "paragraphs_per_document": args.paragraphs_per_document,
+        "lower_case": args.do_lower_case,
+        "group_chars": args.group_chars,
+        "progress": not args.quiet,
+    }
+
+
+def _reported(write) -> int:
+    """Runs `write()`; a bad input exits 2, a failed worker, full disk or locked folder 1."""
+    try:
+        write()
     except (ValueError, FileNotFoundError) as error:
         print(f"pretraining_data: error: {error}", file=sys.stderr)
         return 2
     except (RuntimeError, OSError) as error:
-        # A worker that failed, a full disk, an output folder we may not write to.
         print(f"pretraining_data: error: {error}", file=sys.stderr)
         return 1
     return 0
@@ -571,36 +584,16 @@ def _main_beam(args: argparse.Namespace, beam_args: list[str]) -> int:
             file=sys.stderr,
         )
         return 2
-    try:
-        write_pretraining_data_beam(
+    return _reported(
+        lambda: write_pretraining_data_beam(
             args.input,
             args.spm_model,
             args.output_dir,
             runner=args.runner,
             beam_args=beam_args,
-            max_seq_length=args.max_seq_length,
-            max_predictions_per_seq=args.max_predictions_per_seq,
-            masked_lm_prob=args.masked_lm_prob,
-            dupe_factor=args.dupe_factor,
-            short_seq_prob=args.short_seq_prob,
-            ngram=args.ngram,
-            sentence_objective=args.sentence_objective,
-            packing=args.packing,
-            num_shards=args.num_shards,
-            seed=args.seed,
-            input_format=args.input_format,
-            paragraphs_per_document=args.paragraphs_per_document,
-            lower_case=args.do_lower_case,
-            group_chars=args.group_chars,
-            progress=not args.quiet,
+            **_shard_settings(args),
         )
-    except (ValueError, FileNotFoundError) as error:
-        print(f"pretraining_data: error: {error}", file=sys.stderr)
-        return 2
-    except (RuntimeError, OSError) as error:
-        print(f"pretraining_data: error: {error}", file=sys.stderr)
-        return 1
-    return 0
+    )
 
 
 if __name__ == "__main__":

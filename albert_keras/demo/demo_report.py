@@ -1,8 +1,9 @@
 """The demo's outputs for a reader: `loss_curves.png`, the closing printout, `summary.json`."""
 
 import json
-import os
 import pathlib
+
+from pipelines import atomic_write
 
 SCORES = (("mlm_accuracy", "masked-LM accuracy"), ("sentence_accuracy", "sentence-order accuracy"))
 
@@ -53,9 +54,8 @@ def plot_curves(summary: dict, path: str) -> None:
     for axis in axes:
         axis.legend(fontsize=8)
     figure.tight_layout()
-    temporary = path + ".tmp.png"
-    figure.savefig(temporary, dpi=100)
-    os.replace(temporary, path)
+    with atomic_write.atomic_path(path) as temporary:
+        figure.savefig(temporary, dpi=100)
     plt.close(figure)
 
 

@@ -76,17 +76,7 @@ def docstring_paragraphs(path: pathlib.Path) -> list[str]:
     Args:
         path: pathlib.Path. A Python source file; files that do not parse give `[]`.
     """
-    try:
-        tree = ast.parse(path.read_bytes())
-    except (SyntaxError, ValueError, OSError):
-        return []
-    paragraphs = []
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
-            doc = ast.get_docstring(node)
-            if doc:
-                paragraphs += [p.strip() for p in re.split(r"\n\s*\n", doc) if p.strip()]
-    return [p for p in paragraphs if _is_prose(p)]
+    return [p for paragraphs in _docstring_paragraphs(path) for p in paragraphs if _is_prose(p)]
 
 
 def docstrings(path: pathlib.Path) -> list[str]:
@@ -95,17 +85,23 @@ def docstrings(path: pathlib.Path) -> list[str]:
     Args:
         path: pathlib.Path. A Python source file; files that do not parse give `[]`.
     """
+    texts = [_prose_line(paragraphs) for paragraphs in _docstring_paragraphs(path)]
+    return [text for text in texts if text]
+
+
+def _docstring_paragraphs(path: pathlib.Path) -> list[list[str]]:
+    """Each module, class and function docstring of the file as its list of paragraphs."""
     try:
         tree = ast.parse(path.read_bytes())
     except (SyntaxError, ValueError, OSError):
         return []
-    texts = []
+    found = []
     for node in ast.walk(tree):
         if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
             doc = ast.get_docstring(node)
             if doc:
-                texts.append(_prose_line(re.split(r"\n\s*\n", doc)))
-    return [text for text in texts if text]
+                found.append([p.strip() for p in re.split(r"\n\s*\n", doc) if p.strip()])
+    return found
 
 
 def reference_topics() -> list[str]:

@@ -23,6 +23,7 @@ from albert_keras.study.study_data import capped_glue_dir, make_records
 from albert_keras.study.study_progress import StudyProgress
 from albert_keras.study.study_report import write_report
 from albert_keras.study.study_spec import StudySpec, load_spec
+from pipelines import atomic_write
 
 # Keys that change nothing a finished run measured: a rerun may change them.
 _FREE_KEYS = ("description",)
@@ -132,10 +133,7 @@ def _check_same_study(spec: StudySpec, output_dir: str) -> None:
                 f"{output_dir} holds a study with another budget (changed: {', '.join(changed)}); "
                 "rerun with the same spec and --config, or use a new --output_dir"
             )
-    temporary = path + ".tmp"
-    with open(temporary, "w") as f:
-        json.dump(current, f, indent=2)
-    os.replace(temporary, path)
+    atomic_write.write_json(path, current, indent=2)
 
 
 def _plan(progress: StudyProgress, spec: StudySpec, runs, output_dir: str) -> None:

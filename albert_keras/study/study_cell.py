@@ -23,6 +23,8 @@ import os
 import shutil
 import time
 
+from pipelines import atomic_write
+
 SUMMARY = "summary.json"
 
 
@@ -145,9 +147,8 @@ def _random_init(settings, config, seed, pretrain_dir) -> dict:
     pretrainer = AlbertPretrainer(backbone, sentence_objective="sop")
     os.makedirs(pretrain_dir, exist_ok=True)
     for model, name in ((pretrainer, "model.keras"), (backbone, "backbone.keras")):
-        temporary = os.path.join(pretrain_dir, f".tmp-{name}")
-        model.save(temporary)
-        os.replace(temporary, os.path.join(pretrain_dir, name))
+        with atomic_write.atomic_path(os.path.join(pretrain_dir, name)) as temporary:
+            model.save(temporary)
     summary = {
         "config": {"backbone": backbone_config, "seed": seed, "sentence_objective": "sop"},
         "parameters": int(backbone.count_params()),
@@ -276,7 +277,4 @@ def _finetune(spec, cell, seed, folder, pretrain_dir, task, glue_dir, progress) 
 
 def _write_json(path: str, data: dict) -> None:
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    temporary = path + ".tmp"
-    with open(temporary, "w") as f:
-        json.dump(data, f, indent=2)
-    os.replace(temporary, path)
+    atomic_write.write_json(path, data, indent=2)

@@ -18,6 +18,8 @@ import glob
 import os
 import random
 
+from pipelines import atomic_write
+
 HELDOUT_KINDS = ("none", "nsp", "sop")
 
 
@@ -121,7 +123,5 @@ def capped_glue_dir(settings: dict, data_dir: str) -> str:
             rows = lines[header:]
             keep = sorted(random.Random(settings["data_seed"]).sample(range(len(rows)), cap)
                           ) if len(rows) > cap else range(len(rows))  # fmt: skip
-            temporary = target.with_name(target.name + ".tmp")
-            temporary.write_text("".join(lines[:header] + [rows[i] for i in keep]), "utf-8")
-            os.replace(temporary, target)
+            atomic_write.write_text(target, "".join(lines[:header] + [rows[i] for i in keep]))
     return out_dir

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import os
+from pipelines import atomic_write
 
 
 def _pyplot():
@@ -72,6 +72,5 @@ def plot_downstream(rows: list[dict], path: str) -> None:
 
 
 def _save(figure, path: str) -> None:
-    temporary = path[: -len(".png")] + ".tmp.png"
-    figure.savefig(temporary, dpi=110)
-    os.replace(temporary, path)
+    with atomic_write.atomic_path(path) as temporary:
+        figure.savefig(temporary, dpi=110)

@@ -13,6 +13,7 @@ import math
 import os
 
 from albert_keras.study.study_cell import read_summary, run_folder
+from pipelines import atomic_write
 
 # The paper's Table 5 (ALBERT-base, 125k steps at batch 4096, seq 512), for the checks.
 PAPER_TABLE5 = {
@@ -400,7 +401,4 @@ def _pm(mean, std) -> str:
 
 
 def _write(path: str, text: str) -> None:
-    temporary = path + ".tmp"
-    with open(temporary, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.replace(temporary, path)
+    atomic_write.write_text(path, text)
