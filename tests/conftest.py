@@ -1,7 +1,11 @@
 """Shared fixtures: tiny configs and the path to the real data in ../shared/data."""
 
+import json
 import os
 import pathlib
+import signal
+import subprocess
+import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
@@ -55,3 +59,27 @@ def tiny_spm(tmp_path_factory):
         minloglevel=2,
     )
     return prefix.with_suffix(".model")
+
+
+@pytest.fixture
+def kill_at_first_checkpoint():
+    """`kill(argv, output_dir) -> step`: starts a training command, `kill -9`s it once its first
+    checkpoint is committed, and returns the step that checkpoint ended at (the resume tests
+    then run the same command again)."""
+    return _kill_at_first_checkpoint
+
+
+def _kill_at_first_checkpoint(argv: list[str], output_dir: pathlib.Path) -> int:
+    job = subprocess.Popen(
+        argv,
+        env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    state = output_dir / "checkpoints" / "checkpoint.json"
+    deadline = time.monotonic() + 300
+    while not state.exists() and job.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    job.send_signal(signal.SIGKILL)
+    job.wait()
+    return json.loads(state.read_text())["step"]

@@ -2,10 +2,7 @@
 
 import json
 import os
-import signal
-import subprocess
 import sys
-import time
 
 import keras
 import numpy as np
@@ -69,22 +66,12 @@ def test_outputs_and_summary(run, teacher_path):
     assert set(before) == set(after) >= {"soft_target_loss", "mlm_accuracy", "cosine_loss"}
 
 
-def test_kill_9_and_resume_ends_with_the_same_student(teacher_path, distill_records, tmp_path):
+def test_kill_9_and_resume_ends_with_the_same_student(
+    teacher_path, distill_records, tmp_path, kill_at_first_checkpoint
+):
     killed = tmp_path / "killed"
     argv = command(teacher_path, distill_records["train"], killed, 60)
-    job = subprocess.Popen(
-        argv,
-        env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    state = killed / "checkpoints" / "checkpoint.json"
-    deadline = time.monotonic() + 300
-    while not state.exists() and job.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.01)
-    job.send_signal(signal.SIGKILL)
-    job.wait()
-    saved_step = json.loads(state.read_text())["step"]
+    saved_step = kill_at_first_checkpoint(argv, killed)
     assert 0 < saved_step < 60, "the job was not killed mid-run"
 
     assert main(argv[3:]) == 0  # the same command again

@@ -4,10 +4,7 @@ import os
 import pathlib
 import re
 import shutil
-import signal
-import subprocess
 import sys
-import time
 
 import keras
 import numpy as np
@@ -142,22 +139,12 @@ def command(records, output_dir, max_steps):
     ]
 
 
-def test_kill_9_and_resume_ends_with_the_same_weights(tiny_records, tmp_path, capsys):
+def test_kill_9_and_resume_ends_with_the_same_weights(
+    tiny_records, tmp_path, capsys, kill_at_first_checkpoint
+):
     killed = tmp_path / "killed"
     argv = command(tiny_records["train"], killed, 100)
-    job = subprocess.Popen(
-        argv,
-        env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    state = killed / "checkpoints" / "checkpoint.json"
-    deadline = time.monotonic() + 300
-    while not state.exists() and job.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.01)
-    job.send_signal(signal.SIGKILL)
-    job.wait()
-    saved_step = json.loads(state.read_text())["step"]
+    saved_step = kill_at_first_checkpoint(argv, killed)
     assert 0 < saved_step < 100, "the job was not killed mid-run"
 
     # The same command again (in this process: the code path is the same, start-up is not).
