@@ -37,11 +37,20 @@ class PeriodicTraining:
         gradient_accumulation_steps: int. Batches per update (`fit` counts batches).
 
     Example:
-    >>> training = PeriodicTraining("run/", {"seed": 1}, max_steps=1000, checkpoint_every=100)
-    >>> start = training.saved_step()          # read the data from here on
-    >>> training.restore(pretrainer)           # 0 the first time
-    >>> training.fit(pretrainer, train_data)
-    >>> training.save_pretrainer(pretrainer)      # model.keras, backbone.keras
+    >>> from albert_keras.training.record_inputs import RecordInputs
+    >>> pretrainer = keras.saving.load_model("albert.keras")
+    >>> pretrainer.compile()
+    >>> training = PeriodicTraining("run", {"seed": 1}, max_steps=4, checkpoint_every=2)
+    >>> start = training.saved_step()  # 0: no checkpoint yet; the batches start there
+    >>> data = RecordInputs("records/*.tfrecord").train_data(4, seed=1, start_step=start)
+    >>> training.restore(pretrainer)
+    0
+    >>> training.fit(pretrainer, data, verbose=0)
+    >>> training.save_pretrainer(pretrainer)
+    >>> sorted(os.listdir("run"))
+    ['backbone.keras', 'checkpoints', 'logs', 'model.keras']
+    >>> training.summary(4 * 32)["steps"]
+    {'total': 4, 'resumed_from': 0, 'run': 4}
     """
 
     def __init__(

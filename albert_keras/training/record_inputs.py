@@ -27,11 +27,17 @@ class RecordInputs:
         max_predictions_per_seq: int. Likewise for the masked-LM slots.
 
     Example:
-    >>> inputs = RecordInputs("out/records/*.tfrecord", "out/heldout/*.tfrecord")
-    >>> inputs.max_seq_length, inputs.num_examples
-    (128, 24576)
-    >>> train = inputs.train_data(32, seed=1)
-    >>> heldout, steps = inputs.eval_data(32, eval_steps=100)
+    >>> inputs = RecordInputs("records/*.tfrecord", eval_records="records/*.tfrecord")
+    >>> inputs.max_seq_length, inputs.max_predictions_per_seq
+    (32, 5)
+    >>> inputs.num_examples == inputs.num_eval_examples == count_records(inputs.files)
+    True
+    >>> batch = next(iter(inputs.train_data(4, seed=1)))
+    >>> tuple(batch["input_ids"].shape), tuple(batch["masked_lm_positions"].shape)
+    ((4, 32), (4, 5))
+    >>> heldout, steps = inputs.eval_data(4, eval_steps=2)
+    >>> steps
+    2
     """
 
     def __init__(
