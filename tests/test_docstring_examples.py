@@ -5,7 +5,7 @@ runs in a fresh folder holding the files the examples name: `corpus/*.txt` (a sm
 `spm.model` (a SentencePiece vocabulary trained on it by `pipelines.train_vocab`),
 `records/*.tfrecord` (pretraining records written from both by
 `pipelines.write_pretraining_data`, 32 tokens), `albert.keras` (an untrained `AlbertPretrainer`
-of `TINY_CONFIG` on that vocabulary) and, beside the dev checkout, `SHARED_FILES` from
+of 2 layers, H 16, E 8, on that vocabulary) and, beside the dev checkout, `SHARED_FILES` from
 ../shared/data (ALBERT's release vocabulary as `30k-clean.model`, `glue_data/`,
 `squad-dev.json`); a docstring naming one of those skips when ../shared/data is absent.
 """
@@ -22,9 +22,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-REPO_ROOT = pathlib.Path(__file__).resolve().parents[1]
-SHARED_DATA = REPO_ROOT.parent / "shared" / "data"  # as conftest.py
-
+SHARED_DATA = pathlib.Path(__file__).resolve().parents[2] / "shared" / "data"  # as conftest.py
 PACKAGES = ("albert_keras", "pipelines", "albert_keras_cli")
 OPTIONFLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
 # Names an example may use for ../shared/data (linked into its folder; skipped when absent).
@@ -32,16 +30,6 @@ SHARED_FILES = {
     "30k-clean.model": SHARED_DATA / "vocab" / "30k-clean.reconstructed.model",
     "glue_data": SHARED_DATA / "glue",
     "squad-dev.json": SHARED_DATA / "squad" / "squad-v2.0-dev-part.json",
-}
-
-# The architecture of `albert.keras` (vocabulary: `spm.model`'s).
-TINY_CONFIG = {
-    "num_layers": 2,
-    "num_heads": 2,
-    "embedding_dim": 8,
-    "hidden_dim": 16,
-    "intermediate_dim": 32,
-    "max_sequence_length": 32,
 }
 
 # Two files of twelve paragraphs (a blank line between them), four plain sentences each.
@@ -83,6 +71,13 @@ def _docstring_tests():
 
 
 DOCTESTS = _docstring_tests()
+# Whole jobs or exports (tracing a train step, a predict and more), ~5-12 s each on 2 cores:
+# run by `make test-all`, not by `make test`.
+SLOW = {
+    "albert_keras.glue.glue_evaluation.GlueEvaluation",
+    "albert_keras.serving.export_saved_model.export_saved_model",
+    "albert_keras.training.finetune_glue.finetune_glue",
+}
 
 
 @pytest.fixture(scope="session")
@@ -112,12 +107,26 @@ def doctest_files(tmp_path_factory):
         progress=False,
     )
     keras.utils.set_random_seed(1)
-    backbone = AlbertBackbone(vocabulary_size=vocabulary_size, **TINY_CONFIG)
+    backbone = AlbertBackbone(
+        vocabulary_size,
+        num_layers=2,
+        num_heads=2,
+        hidden_dim=16,
+        intermediate_dim=32,
+        embedding_dim=8,
+        max_sequence_length=32,
+    )
     AlbertPretrainer(backbone).save(root / "albert.keras")
     return root
 
 
-@pytest.mark.parametrize("test", DOCTESTS, ids=[test.name for test in DOCTESTS])
+@pytest.mark.parametrize(
+    "test",
+    [
+        pytest.param(test, id=test.name, marks=[pytest.mark.slow] if test.name in SLOW else [])
+        for test in DOCTESTS
+    ],
+)
 def test_docstring_example(test, doctest_files, tmp_path, monkeypatch):
     source = "\n".join(example.source for example in test.examples)
     for name, target in SHARED_FILES.items():
