@@ -8,6 +8,8 @@ runs in a fresh folder holding the files the examples name: `corpus/*.txt` (a sm
 of 2 layers, H 16, E 8, on that vocabulary) and, beside the dev checkout, `SHARED_FILES` from
 ../shared/data (ALBERT's release vocabulary as `30k-clean.model`, `glue_data/`,
 `squad-dev.json`); a docstring naming one of those skips when ../shared/data is absent.
+Besides the module's own names, examples may use `np`, `tf`, `keras` and `os` unimported, as in
+keras-hub's docstring tests.
 """
 
 import doctest
@@ -137,8 +139,11 @@ def test_docstring_example(test, doctest_files, tmp_path, monkeypatch):
     shutil.copytree(doctest_files, tmp_path, dirs_exist_ok=True)
     monkeypatch.chdir(tmp_path)
     # As keras-hub's docstring tests: `np`, `tf`, `keras` and `os` as if imported, beside the
-    # module's own names; each run starts from a fresh copy.
-    test.globs = {"np": np, "tf": tf, "keras": keras, "os": os, **test.globs}
+    # module's own names. A copy: the runner clears the names it ran with.
+    globs = {"np": np, "tf": tf, "keras": keras, "os": os, **test.globs}
+    test = doctest.DocTest(
+        test.examples, globs, test.name, test.filename, test.lineno, test.docstring
+    )
     runner = doctest.DocTestRunner(optionflags=OPTIONFLAGS)
     report = []
     result = runner.run(test, out=report.append)
