@@ -422,7 +422,8 @@ def remask_batch(
     Args:
         features: dict of (B, ...) tensors with the TFRecord feature names.
         seed: int tensor of shape (2,). Vary it per batch and epoch.
-        **masking: keyword arguments of `mask_whole_word_ngrams` (`vocabulary_size`, ...).
+        **masking: keyword arguments of `mask_whole_word_ngrams` (`vocabulary_size`, ...) but
+            `max_predictions_per_seq`, which is the batch's own P.
 
     Returns:
         The same dict, with new `input_ids` and `masked_lm_*` features.
