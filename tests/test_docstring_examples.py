@@ -73,13 +73,6 @@ def _docstring_tests():
 
 
 DOCTESTS = _docstring_tests()
-# Whole jobs or exports (tracing a train step, a predict and more), ~5-12 s each on 2 cores:
-# run by `make test-all`, not by `make test`.
-SLOW = {
-    "albert_keras.glue.glue_evaluation.GlueEvaluation",
-    "albert_keras.serving.export_saved_model.export_saved_model",
-    "albert_keras.training.finetune_glue.finetune_glue",
-}
 
 
 @pytest.fixture(scope="session")
@@ -122,13 +115,7 @@ def doctest_files(tmp_path_factory):
     return root
 
 
-@pytest.mark.parametrize(
-    "test",
-    [
-        pytest.param(test, id=test.name, marks=[pytest.mark.slow] if test.name in SLOW else [])
-        for test in DOCTESTS
-    ],
-)
+@pytest.mark.parametrize("test", DOCTESTS, ids=[test.name for test in DOCTESTS])
 def test_docstring_example(test, doctest_files, tmp_path, monkeypatch):
     source = "\n".join(example.source for example in test.examples)
     for name, target in SHARED_FILES.items():
