@@ -79,8 +79,8 @@ def drop_cpp_log_lines(text: str) -> str:
     """`text` without TensorFlow's C++ log lines (what `import_tensorflow` hides).
 
     Example:
-    >>> drop_cpp_log_lines("I0000 00:00:1795461883.041857    3748 port.cc:153] oneDNN on\nkept\n")
-    'kept\n'
+    >>> drop_cpp_log_lines("I0000 00:00:1795461883.041857    3748 port.cc:153] oneDNN on\\nkept\\n")
+    'kept\\n'
     """
     return "".join(
         line

@@ -102,10 +102,10 @@ def write_pretraining_data_beam(
         The others: as `write_pretraining_data` (same meaning, same records).
 
     Example:
-    >>> stats = write_pretraining_data_beam(
-    ...     "corpus/*.txt", "spm.model", "out/records", max_seq_length=128, num_shards=8,
-    ...     beam_args=["--direct_num_workers=2", "--direct_running_mode=multi_processing"])
-    >>> stats["examples"]
+    >>> stats = write_pretraining_data_beam("corpus/*.txt", "spm.model", "out/records",
+    ...                                     max_seq_length=128, dupe_factor=10, num_shards=8)
+    >>> stats["examples"]  # as write_pretraining_data with the same settings
+    193
     """
     started = time.time()
     config = ExampleConfig(

@@ -72,6 +72,10 @@ def list_input_files(patterns: str | Iterable[str]) -> list[str]:
         FileNotFoundError: naming the first pattern that matches no file.
 
     Example:
+    >>> import gzip
+    >>> os.makedirs("extra")
+    >>> with gzip.open("extra/c.txt.gz", "wt") as f:
+    ...     _ = f.write("One more sentence.\\n")
     >>> list_input_files("corpus/*.txt,extra/*.txt.gz")
     ['corpus/a.txt', 'corpus/b.txt', 'extra/c.txt.gz']
     """
@@ -136,8 +140,11 @@ def iter_documents(
 
     Example:
     >>> stats = ReadStats()
-    >>> for document in iter_documents("corpus/*.txt", stats=stats):
-    ...     print(document[0])
+    >>> documents = list(iter_documents("corpus/*.txt", stats=stats))
+    >>> len(documents), stats.to_dict()["files_read"]
+    (2, 2)
+    >>> documents[0][:2]
+    ['The cat sat on the mat.', 'We ran across the blue sky.']
     """
     _check_arguments(input_format, paragraphs_per_document, max_line_chars)
     for path in list_input_files(file_patterns):
@@ -163,8 +170,11 @@ def iter_file_documents(
     Args: as `iter_documents`, with `path` a single file.
 
     Example:
-    >>> next(iter_file_documents("book.txt.gz", "text"))[:2]
-    ['Chapter 1', 'It is a truth universally acknowledged, ...']
+    >>> import gzip
+    >>> with gzip.open("book.txt.gz", "wt") as f:
+    ...     _ = f.write("Chapter 1\\n\\nIt is a truth universally acknowledged. It rained.\\n")
+    >>> next(iter_file_documents("book.txt.gz", "text"))
+    ['Chapter 1', 'It is a truth universally acknowledged.', 'It rained.']
     """
     _check_arguments(input_format, paragraphs_per_document, max_line_chars)
     if not filesystems.is_file(path) and not _is_unresolvable_link(path):

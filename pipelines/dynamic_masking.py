@@ -323,10 +323,13 @@ def mask_whole_word_ngrams(
         `masked_lm_ids` (B, P) and `masked_lm_weights` (B, P) float32, padded with weight 0.
 
     Example:
-    >>> out = mask_whole_word_ngrams(ids, mask, boundary, tf.constant([1, 2]),
-    ...                              vocabulary_size=30000)
-    >>> out["masked_lm_positions"].shape == (ids.shape[0], 20)
-    True
+    >>> ids = tf.constant([[2, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 3, 0, 0, 0]])
+    >>> mask = tf.constant([[1] * 13 + [0] * 3])
+    >>> boundary = tf.constant([[0, 1, 1, 0, 1, 1, 0, 1, 1, 1, 0, 1, 0, 0, 0, 0]])
+    >>> out = mask_whole_word_ngrams(ids, mask, boundary, tf.constant([1, 2]), vocabulary_size=30,
+    ...                              max_predictions_per_seq=4, masked_lm_prob=0.3)
+    >>> out["masked_lm_positions"].numpy().tolist(), out["masked_lm_weights"].numpy().tolist()
+    ([[7, 8, 9, 10]], [[1.0, 1.0, 1.0, 1.0]])
     """
     if not first_random_id < vocabulary_size:
         raise ValueError(
@@ -419,13 +422,19 @@ def remask_batch(
     Args:
         features: dict of (B, ...) tensors with the TFRecord feature names.
         seed: int tensor of shape (2,). Vary it per batch and epoch.
-        **masking: keyword arguments of `mask_whole_word_ngrams` (`vocabulary_size`, ...).
+        **masking: keyword arguments of `mask_whole_word_ngrams` (`vocabulary_size`, ...) but
+            `max_predictions_per_seq`, which is the batch's own P.
 
     Returns:
         The same dict, with new `input_ids` and `masked_lm_*` features.
 
     Example:
-    >>> batch = remask_batch(batch, tf.constant([12345, 7]), vocabulary_size=30000)
+    >>> import pipelines
+    >>> batch = next(iter(pipelines.read_pretraining_records(
+    ...     "records/*.tfrecord", 2, max_seq_length=32, max_predictions_per_seq=5, seed=1)))
+    >>> remasked = remask_batch(batch, tf.constant([12345, 7]), vocabulary_size=50)
+    >>> sorted(remasked) == sorted(batch), tuple(remasked["masked_lm_ids"].shape)
+    (True, (2, 5))
     """
     original = restore_original_tokens(
         features["input_ids"],

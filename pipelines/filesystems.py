@@ -37,8 +37,9 @@ def open_input(path: str):
     """A binary file object reading `path`, gunzipped when the name ends in `.gz`.
 
     Example:
-    >>> with open_input("gs://bucket/corpus/a.txt.gz") as f:
-    ...     head = f.read(100)
+    >>> with open_input("corpus/a.txt") as f:  # or "gs://bucket/corpus/a.txt.gz", with Beam
+    ...     f.read(7)
+    b'The cat'
     """
     if not is_remote(path):
         return gzip.open(path, "rb") if path.endswith(".gz") else open(path, "rb")

@@ -93,9 +93,13 @@ def mask_ngrams(
         A `MaskedBatch`.
 
     Example:
+    >>> ids = np.array([[2, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 3, 0, 0, 0]])
+    >>> mask = np.array([[1] * 13 + [0] * 3])
+    >>> boundary = np.array([[0, 1, 1, 0, 1, 1, 0, 1, 1, 1, 0, 1, 0, 0, 0, 0]])
     >>> batch = mask_ngrams(ids, boundary, mask, rng=np.random.default_rng(0),
-    ...                     max_predictions_per_seq=20, vocabulary_size=30000)
-    >>> batch.masked_lm_weights.sum(axis=1)  # == batch.num_to_predict where words allow
+    ...                     max_predictions_per_seq=4, masked_lm_prob=0.3, vocabulary_size=30)
+    >>> batch.masked_lm_weights.sum(axis=1)  # the tokens masked in each row, at most P
+    array([4.], dtype=float32)
     """
     num_examples, seq_length = input_ids.shape
     rngs = [rng] if rows_per_rng is None else list(rng)

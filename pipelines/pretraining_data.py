@@ -120,8 +120,10 @@ def write_pretraining_data(
 
     Example:
     >>> stats = write_pretraining_data("corpus/*.txt", "spm.model", "out/records",
-    ...                                max_seq_length=128, dupe_factor=10, num_shards=8)
-    >>> stats["examples"]
+    ...                                max_seq_length=128, dupe_factor=10, num_shards=8,
+    ...                                progress=False)
+    >>> stats["examples"], len(os.listdir("out/records"))  # 8 shards, stats.json, progress/
+    (193, 10)
     """
     started, cpu_started = time.monotonic(), _cpu_seconds()
     config = ExampleConfig(

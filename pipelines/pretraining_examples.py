@@ -62,8 +62,13 @@ def make_group_records(
         stats: `PretrainingStats`, added to.
 
     Example:
-    >>> chunks = make_group_records(ExampleConfig(max_seq_length=128), encoder, 0, docs, stats)
-    >>> open("x.tfrecord", "wb").write(b"".join(chunks))
+    >>> docs = [["The cat sat on the mat.", "It was a fine day.", "We saw a bird in the park."]]
+    >>> config = ExampleConfig(max_seq_length=32, max_predictions_per_seq=5, dupe_factor=3)
+    >>> stats = PretrainingStats()
+    >>> chunks = make_group_records(config, SentencePieceEncoder("spm.model"), 0, docs, stats)
+    >>> _ = open("x.tfrecord", "wb").write(b"".join(chunks))
+    >>> stats.examples
+    6
     """
     for _, chunk in make_records(config, encoder, [(group_index, documents)], [stats]):
         yield chunk
@@ -90,8 +95,16 @@ def make_records(
         `(k, chunk)`: TFRecord data of `groups[k]`, in the order of `groups`, then of rounds.
 
     Example:
-    >>> for k, chunk in make_records(config, encoder, [(0, docs0), (1, docs1)], [s0, s1]):
-    ...     files[k].write(chunk)
+    >>> docs0 = [["The cat sat on the mat.", "It was a fine day."]]
+    >>> docs1 = [["We saw a bird.", "The dog ran in the park.", "The sky was blue."]]
+    >>> config = ExampleConfig(max_seq_length=32, max_predictions_per_seq=5, dupe_factor=2)
+    >>> stats = [PretrainingStats(), PretrainingStats()]
+    >>> groups = [(0, docs0), (1, docs1)]
+    >>> files = [open("g0.tfrecord", "wb"), open("g1.tfrecord", "wb")]
+    >>> for k, chunk in make_records(config, SentencePieceEncoder("spm.model"), groups, stats):
+    ...     _ = files[k].write(chunk)
+    >>> [s.examples for s in stats]
+    [2, 4]
     """
     counts = [sum(map(len, documents)) for _, documents in groups]
     sentences = [s for _, documents in groups for document in documents for s in document]

@@ -34,8 +34,11 @@ class PretrainingStats:
         replacements: list of 3 ints. Masked tokens made `[MASK]`, kept, made random.
 
     Example:
+    >>> a = PretrainingStats(examples=3, labels=[2, 1]).to_dict()  # as in a checkpoint
+    >>> b = PretrainingStats(examples=1, labels=[0, 1]).to_dict()
     >>> total = PretrainingStats.from_dict(a).merge(PretrainingStats.from_dict(b))
-    >>> total.summary()["label_1_share"]
+    >>> total.examples, total.summary(max_seq_length=128)["label_1_share"]
+    (4, 0.5)
     """
 
     groups: int = 0

@@ -22,6 +22,7 @@ class ReadStats:
         sentences: int. Sentences in the documents yielded.
 
     Example:
+    >>> from pipelines.documents import iter_documents
     >>> stats = ReadStats()
     >>> docs = list(iter_documents("corpus/*.txt", stats=stats))
     >>> stats.to_dict()["documents"] == len(docs)

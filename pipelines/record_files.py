@@ -55,8 +55,8 @@ def list_record_files(
         ValueError: a named or shard-named file is not a TFRecord file.
 
     Example:
-    >>> list_record_files("out/records/*")   # stats.json and .albert_progress/ left out
-    ['out/records/pretraining-00000-of-00002.tfrecord', 'out/records/pretraining-00001-of-...']
+    >>> list_record_files("records/*")  # stats.json and .albert_progress/ left out
+    ['records/pretraining-00000-of-00002.tfrecord', 'records/pretraining-00001-of-00002.tfrecord']
     """
     import tensorflow as tf
 
@@ -125,8 +125,8 @@ def count_records(files: Sequence[str], flag: str = "file_pattern") -> int:
         ValueError: naming the first corrupt or truncated file.
 
     Example:
-    >>> count_records(list_record_files("out/records/*.tfrecord"))
-    24576
+    >>> count_records(list_record_files("records/*.tfrecord"))
+    102
     """
     import tensorflow as tf
 
@@ -197,7 +197,11 @@ def check_token_ids(
         ValueError: naming the first file with an id >= `vocabulary_size`.
 
     Example:
-    >>> check_token_ids(files, 30000, "--records", "--spm_model 30k-clean.model")
+    >>> files = list_record_files("records/*.tfrecord")
+    >>> check_token_ids(files, 50, "--records", "--spm_model spm.model")  # ids fit: no error
+    >>> check_token_ids(files, 20, "--records", "--spm_model small.model")
+    Traceback (most recent call last):
+    ValueError: --records: records/pretraining-00000-of-00002.tfrecord holds token id 49, but ...
     """
     import tensorflow as tf
 

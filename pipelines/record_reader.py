@@ -167,11 +167,18 @@ def read_pretraining_records(
         float32 (B, P); `next_sentence_labels` int32 (B, 1).
 
     Example:
-    >>> dataset = read_pretraining_records("out/records/*.tfrecord", 64, max_seq_length=128,
-    ...                                    dynamic_masking=True, vocabulary_size=30000, seed=1)
-    >>> pretrainer.fit(dataset, steps_per_epoch=1000, epochs=10)
-    >>> resumed = read_pretraining_records("out/records/*.tfrecord", 64, max_seq_length=128,
-    ...                                    seed=1, start_step=100)  # batches 100, 101, ...
+    >>> dataset = read_pretraining_records("records/*.tfrecord", 8, max_seq_length=32,
+    ...                                    max_predictions_per_seq=5, seed=1)
+    >>> batch = next(iter(dataset))
+    >>> tuple(batch["input_ids"].shape), tuple(batch["masked_lm_positions"].shape)
+    ((8, 32), (8, 5))
+    >>> run = read_pretraining_records("records/*.tfrecord", 8, max_seq_length=32,
+    ...                                max_predictions_per_seq=5, seed=1, start_step=0)
+    >>> resumed = read_pretraining_records("records/*.tfrecord", 8, max_seq_length=32,
+    ...                                    max_predictions_per_seq=5, seed=1, start_step=3)
+    >>> batch_3 = list(run.take(4))[3]  # resumed starts with it
+    >>> bool(tf.reduce_all(batch_3["input_ids"] == next(iter(resumed))["input_ids"]))
+    True
     """
     if batch_size < 1:
         raise ValueError(f"batch_size={batch_size} must be at least 1")

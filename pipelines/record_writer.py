@@ -47,7 +47,10 @@ def serialize_examples(features: dict[str, np.ndarray]) -> list[bytes]:
 
     Example:
     >>> records = serialize_examples({"input_ids": np.array([[2, 57, 3]])})
-    >>> tf.io.parse_single_example(records[0], {"input_ids": tf.io.FixedLenFeature([3], tf.int64)})
+    >>> feature = {"input_ids": tf.io.FixedLenFeature([3], tf.int64)}
+    >>> parsed = tf.io.parse_single_example(records[0], feature)
+    >>> parsed["input_ids"].numpy().tolist()
+    [2, 57, 3]
     """
     num_rows = len(next(iter(features.values())))
     columns = []  # each a list of num_rows bytes; an example is one of each, joined
@@ -155,9 +158,12 @@ class ShardWriter:
             `bytes`) and append after them; 0 starts afresh.
 
     Example:
+    >>> os.makedirs("out")
     >>> writer = ShardWriter("out/pretraining-00000-of-00001.tfrecord")
-    >>> writer.write(frame_records(serialize_examples(features)))
+    >>> writer.write(frame_records(serialize_examples({"input_ids": np.array([[2, 7, 3]] * 2)})))
     >>> writer.finish({"examples": 2})
+    >>> sum(1 for _ in tf.data.TFRecordDataset("out/pretraining-00000-of-00001.tfrecord"))
+    2
     """
 
     def __init__(self, path: str, resume_bytes: int = 0):

@@ -61,10 +61,15 @@ class ShardWorker:
         examples_written: a `multiprocessing.Value` or None; examples are added to it.
 
     Example:
+    >>> os.makedirs("out")
+    >>> config = ExampleConfig(max_seq_length=32, max_predictions_per_seq=5, dupe_factor=2)
     >>> encoder = SentencePieceEncoder("spm.model")
     >>> worker = ShardWorker(config, encoder, 1, {0: ShardPlan("out/s0.tfrecord")}, "x", 30)
+    >>> documents = [["The cat sat on the mat.", "It was a fine day.", "We saw a bird."]]
     >>> worker.process(0, documents)  # made now or with later groups
     >>> worker.finish()
+    >>> sum(1 for _ in tf.data.TFRecordDataset("out/s0.tfrecord"))
+    4
     """
 
     def __init__(

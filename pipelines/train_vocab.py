@@ -81,7 +81,7 @@ def train_vocab(
         The summary also written to `{output_prefix}.summary.json`.
 
     Example:
-    >>> summary = train_vocab("corpus/*.txt", "out/spm", vocab_size=8000, lower_case=True)
+    >>> summary = train_vocab("corpus/*.txt", "out/spm", vocab_size=40, lower_case=True)
     >>> spm.SentencePieceProcessor(model_file="out/spm.model").piece_to_id("[MASK]")
     4
     """
@@ -203,7 +203,7 @@ def read_special_ids(model_file: str) -> dict[str, int]:
     Works on a model trained here and on the release one alike.
 
     Example:
-    >>> read_special_ids("../shared/data/vocab/30k-clean.reconstructed.model")
+    >>> read_special_ids("spm.model")
     {'<pad>': 0, '<unk>': 1, '[CLS]': 2, '[SEP]': 3, '[MASK]': 4}
     """
     processor = spm.SentencePieceProcessor(model_file=model_file)

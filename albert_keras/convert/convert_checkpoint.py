@@ -44,8 +44,11 @@ def import_checkpoint(
         config_path: str or Path. The config, when it is not beside the weights (tf1, hf).
 
     Example:
-    >>> imported = import_checkpoint("tf1", "albert_base_v2.tar.gz")
-    >>> imported.pretrainer.save("albert_base.keras")
+    >>> export_model(keras.saving.load_model("albert.keras"), "tf1", "albert_tf1/")
+    []
+    >>> imported = import_checkpoint("tf1", "albert_tf1/")
+    >>> imported.pretrainer.backbone.num_layers, imported.fresh_parts
+    (2, [])
     """
     if source not in SOURCES:
         raise ValueError(f"source={source!r} is not one of {SOURCES}")
@@ -98,6 +101,9 @@ def export_model(
 
     Example:
     >>> export_model(keras.saving.load_model("albert.keras"), "hf", "albert_hf/")
+    []
+    >>> sorted(os.listdir("albert_hf"))
+    ['config.json', 'model.safetensors']
     """
     if target not in TARGETS:
         raise ValueError(f"target={target!r} is not one of {TARGETS}")

@@ -110,7 +110,11 @@ def read_hf_folder(
         notes on what was dropped (tied copies) or differs.
 
     Example:
-    >>> config, weights, notes = read_hf_folder("albert-base-v2/")
+    >>> from albert_keras.convert import export_model
+    >>> _ = export_model(keras.saving.load_model("albert.keras"), "hf", "albert_hf/")
+    >>> config, weights, notes = read_hf_folder("albert_hf/")
+    >>> config["hidden_size"], weights["bert/embeddings/word_embeddings"].shape
+    (16, (50, 8))
     """
     path = pathlib.Path(path)
     if path.suffix in (".bin", ".h5", ".msgpack"):

@@ -22,9 +22,11 @@ class ImportedModel:
         sentencepiece_name: str or None. Its file name there (e.g. `30k-clean.model`).
 
     Example:
-    >>> imported = import_checkpoint("tf1", "albert_base_v2.tar.gz")
-    >>> imported.fresh_parts
-    []
+    >>> from albert_keras.convert import export_model, import_checkpoint
+    >>> _ = export_model(keras.saving.load_model("albert.keras"), "hf", "albert_hf/")
+    >>> imported = import_checkpoint("hf", "albert_hf/")
+    >>> imported.source, imported.fresh_parts
+    ('hf', [])
     """
 
     pretrainer: object

@@ -38,9 +38,12 @@ def backbone_from_keras_hub(kh_backbone: keras_hub.models.AlbertBackbone) -> Alb
             `keras_hub.models.AlbertBackbone.from_preset("albert_base_en_uncased")`.
 
     Example:
-    >>> ours = backbone_from_keras_hub(keras_hub.models.AlbertBackbone(**config))
-    >>> ours.sharing
-    'all'
+    >>> theirs = keras_hub.models.AlbertBackbone(
+    ...     vocabulary_size=100, num_layers=2, num_heads=2, num_groups=1, num_inner_repetitions=1,
+    ...     embedding_dim=8, hidden_dim=16, intermediate_dim=32)
+    >>> ours = backbone_from_keras_hub(theirs)
+    >>> ours.sharing, ours.count_params() == theirs.count_params()
+    ('all', True)
     """
     config = {key: getattr(kh_backbone, key) for key in _CONFIG_KEYS}
     backbone = AlbertBackbone(**config, sharing="all", dtype=kh_backbone.dtype_policy)

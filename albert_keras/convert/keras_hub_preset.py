@@ -34,7 +34,12 @@ def read_keras_hub(path: str | pathlib.Path):
         `(backbone, sentencepiece_path or None, notes)`.
 
     Example:
-    >>> backbone, spm, notes = read_keras_hub("albert_base_en_uncased/")
+    >>> backbone = keras.saving.load_model("albert.keras").backbone
+    >>> write_keras_hub(backbone, "albert_keras_hub/", sentencepiece="spm.model")
+    PosixPath('albert_keras_hub')
+    >>> backbone, spm, notes = read_keras_hub("albert_keras_hub/")
+    >>> backbone.num_layers, spm.name, notes
+    (2, 'vocabulary.spm', [])
     """
     from albert_keras.convert.keras_hub import backbone_from_keras_hub
 

@@ -35,7 +35,10 @@ def pretrainer_from_official(config: dict, weights: dict[str, np.ndarray]):
         (they keep their fresh initialization).
 
     Example:
-    >>> pretrainer, fresh = pretrainer_from_official(*read_tf1_checkpoint("albert_base")[:2])
+    >>> config, weights = official_from_model(keras.saving.load_model("albert.keras"))
+    >>> pretrainer, fresh = pretrainer_from_official(config, weights)
+    >>> pretrainer.backbone.num_layers, fresh
+    (2, [])
     """
     from albert_keras.models import AlbertBackbone, AlbertPretrainer
 
@@ -59,7 +62,10 @@ def question_answerer_from_official(config: dict, weights: dict[str, np.ndarray]
         `(answerer, fresh)`: the model, and the official names it has that the source lacked.
 
     Example:
-    >>> answerer, fresh = question_answerer_from_official(*read_hf_folder("albert-squad/")[:2])
+    >>> config, weights = official_from_model(keras.saving.load_model("albert.keras"))
+    >>> answerer, fresh = question_answerer_from_official(config, weights)
+    >>> answerer.head, fresh  # a pretrainer has no span head
+    ('simple', ['cls/squad/output_bias', 'cls/squad/output_weights'])
     """
     from albert_keras.models import AlbertBackbone, AlbertQuestionAnswerer
 

@@ -67,7 +67,11 @@ def backbone_config_from_official(config: dict, source: str = "albert_config.jso
         source: str. The file name, for error messages.
 
     Example:
-    >>> backbone_config_from_official({"vocab_size": 30000, ...})["vocabulary_size"]
+    >>> config = {"vocab_size": 30000, "num_hidden_layers": 12, "num_attention_heads": 12,
+    ...           "embedding_size": 128, "hidden_size": 768, "intermediate_size": 3072,
+    ...           "num_hidden_groups": 1, "inner_group_num": 1, "max_position_embeddings": 512,
+    ...           "type_vocab_size": 2}
+    >>> backbone_config_from_official(config)["vocabulary_size"]
     30000
     """
     missing = [key for key in CONFIG_TO_BACKBONE if key not in config]

@@ -25,8 +25,13 @@ def safe_extract_tar(archive: str | pathlib.Path, target_dir: str | pathlib.Path
         The target folder.
 
     Example:
-    >>> safe_extract_tar("albert_base_v2.tar.gz", "/tmp/albert")
-    PosixPath('/tmp/albert')
+    >>> import tarfile
+    >>> with tarfile.open("albert.tar.gz", "w:gz") as tar:
+    ...     tar.add("spm.model", arcname="albert/30k-clean.model")
+    >>> safe_extract_tar("albert.tar.gz", "unpacked")
+    PosixPath('unpacked')
+    >>> os.listdir("unpacked/albert")
+    ['30k-clean.model']
     """
     archive = pathlib.Path(archive)
     target = pathlib.Path(target_dir)

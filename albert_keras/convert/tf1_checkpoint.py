@@ -75,9 +75,11 @@ def read_tf1_checkpoint(
         (names and shapes), and the names of skipped optimizer/step variables.
 
     Example:
-    >>> config, weights, _ = read_tf1_checkpoint("albert_base/model.ckpt-best")
-    >>> weights["bert/embeddings/word_embeddings"].shape
-    (30000, 128)
+    >>> from albert_keras.convert import export_model
+    >>> _ = export_model(keras.saving.load_model("albert.keras"), "tf1", "albert_tf1/")
+    >>> config, weights, _ = read_tf1_checkpoint("albert_tf1/")
+    >>> config["embedding_size"], weights["bert/embeddings/word_embeddings"].shape
+    (8, (50, 8))
     """
     prefix = find_tf1_checkpoint(path)
     config_path = pathlib.Path(config_path) if config_path else prefix.parent / CONFIG_NAME

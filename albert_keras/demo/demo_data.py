@@ -21,8 +21,9 @@ def prepare_corpus(
         dict: `train` and `heldout` (file lists or globs) and `summary` (what was read).
 
     Example:
-    >>> prepare_corpus(pathlib.Path("demo_output"), None, None, 1.0)["summary"]["source"]
-    'installed Python docstrings and reference'
+    >>> corpus = prepare_corpus(pathlib.Path("demo_output"), "corpus/a.txt", "corpus/b.txt", 1.0)
+    >>> corpus["train"], corpus["heldout"]
+    ('corpus/a.txt', 'corpus/b.txt')
     """
     if (corpus is None) != (heldout is None):
         raise ValueError("--corpus and --heldout go together (held-out text for evaluation)")
@@ -65,11 +66,12 @@ def prepare_records(
         the record shards) and `examples` (counts per split).
 
     Example:
-    >>> data = prepare_records(pathlib.Path("demo_output"), corpus, vocab_size=4000,
-    ...                        max_seq_length=64, max_predictions_per_seq=10, dupe_factor=4,
+    >>> corpus = prepare_corpus(pathlib.Path("demo_output"), "corpus/a.txt", "corpus/b.txt", 1.0)
+    >>> data = prepare_records(pathlib.Path("demo_output"), corpus, vocab_size=40,
+    ...                        max_seq_length=32, max_predictions_per_seq=5, dupe_factor=2,
     ...                        input_format="text", paragraphs_per_document=1, seed=1)
-    >>> sorted(data["examples"])
-    ['heldout', 'train']
+    >>> data["examples"], data["spm_model"]
+    ({'train': 60, 'heldout': 38}, 'demo_output/vocab/spm.model')
     """
     vocab = train_vocab(
         corpus["train"],

@@ -142,8 +142,9 @@ def extract_docstring_corpus(
         `modules`, `paragraphs` (docstrings or topics), `megabytes`).
 
     Example:
-    >>> corpus = extract_docstring_corpus("demo_output/corpus", sources=("stdlib",))
-    >>> corpus["sources"]["stdlib"]["paragraphs"] > 1000
+    >>> corpus = extract_docstring_corpus("demo_output/corpus", sources=("stdlib",),
+    ...                                   max_megabytes_per_source=0.05)
+    >>> corpus["sources"]["stdlib"]["paragraphs"] > 100
     True
     """
     output_dir = pathlib.Path(output_dir)

@@ -67,9 +67,10 @@ def run_demo(
         verbose: passed to `fit`.
         **settings: any of `DEFAULTS` (sizes, steps, learning rates, seed).
 
-    Example:
-    >>> summary = run_demo("demo_output", pretrain_steps=100, finetune_steps=50)
+    Example (not run as a doctest: the whole demo, minutes of CPU; tests/demo runs it small):
+    >>> summary = run_demo("demo_output", pretrain_steps=100, finetune_steps=50)  # doctest: +SKIP
     >>> summary["pretrain"]["after"]["mlm_loss"] < summary["pretrain"]["before"]["mlm_loss"]
+    ... # doctest: +SKIP
     True
     """
     from albert_keras.demo.demo_data import prepare_corpus, prepare_records

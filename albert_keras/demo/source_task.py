@@ -38,9 +38,13 @@ def write_source_task(
         seed: int. The draw of rows.
 
     Example:
-    >>> task = write_source_task("demo_output/corpus", "demo_output/source_task")
-    >>> task.labels
-    ('keras', 'numpy', 'scipy', 'sklearn', 'stdlib')
+    >>> from albert_keras.demo.docstring_corpus import extract_docstring_corpus
+    >>> _ = extract_docstring_corpus("demo_output/corpus", sources=("stdlib", "reference"),
+    ...                              max_megabytes_per_source=0.05)
+    >>> task = write_source_task("demo_output/corpus", "demo_output/source_task",
+    ...                          train_per_class=20, dev_per_class=5)
+    >>> task.labels, sorted(os.listdir("demo_output/source_task"))
+    (('reference', 'stdlib'), ['dev.tsv', 'test.tsv', 'train.tsv'])
     """
     corpus_dir, task_dir = pathlib.Path(corpus_dir), pathlib.Path(task_dir)
     labels = tuple(sorted(p.stem for p in (corpus_dir / "train").glob("*.txt")))

@@ -44,11 +44,18 @@ class AlbertDistiller(keras.Model):
         **kwargs: passed to `keras.Model`.
 
     Example:
-    >>> teacher = keras.saving.load_model("run/model.keras")  # a trained AlbertPretrainer
-    >>> student = AlbertPretrainer(AlbertBackbone(**{**config, "num_layers": 2}), None)
+    >>> import pipelines
+    >>> from albert_keras.models import AlbertBackbone
+    >>> teacher = keras.saving.load_model("albert.keras")  # an AlbertPretrainer, 2 layers
+    >>> config = {**teacher.backbone.get_config(), "num_layers": 1}
+    >>> student = AlbertPretrainer(AlbertBackbone.from_config(config), None)
     >>> distiller = AlbertDistiller(teacher, student)
     >>> distiller.compile(optimizer=keras.optimizers.Adam(1e-4))
-    >>> distiller.fit(pipelines.read_pretraining_records("out/*.tfrecord", 32), epochs=1)
+    >>> records = pipelines.read_pretraining_records("records/*.tfrecord", 8, max_seq_length=32,
+    ...                                              max_predictions_per_seq=5)
+    >>> history = distiller.fit(records, steps_per_epoch=2, verbose=0)
+    >>> sorted(history.history)
+    ['cosine_loss', 'loss', 'mlm_accuracy', 'mlm_loss', 'soft_target_loss', 'teacher_mlm_accuracy']
     """
 
     def __init__(

@@ -88,9 +88,13 @@ def distill(
             `*.model` beside the teacher.
 
     Example:
-    >>> summary = distill("run/model.keras", "out/records/*.tfrecord", "student/",
-    ...                   config={"num_layers": 6}, max_steps=1000)
-    >>> summary["eval_before"]["mlm_accuracy"]  # the truncated teacher, untrained
+    >>> summary = distill("albert.keras", "records/*.tfrecord", "student/",
+    ...                   config={"num_layers": 1}, batch_size=8, max_steps=4,
+    ...                   eval_records="records/*.tfrecord", eval_steps=2, verbose=0)
+    mixed precision: ...
+    distilling steps 1..4 on 2 file(s) (new run), student init teacher: ...
+    >>> summary["steps"]["total"], "mlm_accuracy" in summary["eval_before"]  # before training
+    (4, True)
     """
     check_positive(
         batch_size=batch_size,

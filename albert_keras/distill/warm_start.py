@@ -37,8 +37,11 @@ def warm_start_mismatch(teacher_config: dict, student_config: dict) -> str | Non
     weights (`teacher_config`), or `None` when it can.
 
     Example:
-    >>> warm_start_mismatch(teacher.backbone.get_config(), {**config, "hidden_dim": 128})
-    'hidden_dim: student 128, teacher 256'
+    >>> teacher_config = keras.saving.load_model("albert.keras").backbone.get_config()
+    >>> warm_start_mismatch(teacher_config, {**teacher_config, "num_layers": 1, "hidden_dim": 8})
+    'hidden_dim: student 8, teacher 16'
+    >>> warm_start_mismatch(teacher_config, {**teacher_config, "num_layers": 1}) is None
+    True
     """
     t, s = teacher_config, student_config
     for key in _SAME:
@@ -68,6 +71,11 @@ def warm_start(teacher: AlbertPretrainer, student: AlbertPretrainer) -> dict[str
         dict: student variable path -> the teacher variable path it was copied from.
 
     Example:
+    >>> from albert_keras.models import AlbertBackbone
+    >>> config = {"vocabulary_size": 50, "num_layers": 4, "num_heads": 2, "embedding_dim": 8,
+    ...           "hidden_dim": 16, "intermediate_dim": 32, "sharing": "none"}
+    >>> teacher = AlbertPretrainer(AlbertBackbone(**config))
+    >>> student = AlbertPretrainer(AlbertBackbone(**{**config, "num_layers": 2}))
     >>> copied = warm_start(teacher, student)
     >>> copied["encoder/layer_1_inner_0_attention/qkv/kernel"]  # sharing="none", 4 -> 2
     'encoder/layer_2_inner_0_attention/qkv/kernel'

@@ -37,8 +37,13 @@ def glue_dataset(
         with int32 class ids or float32 scores (B,) when labelled.
 
     Example:
-    >>> ds = glue_dataset(train, encoder, 32, training=True, seed=0)    # doctest: +SKIP
-    >>> inputs, labels = next(iter(ds))                                   # doctest: +SKIP
+    >>> from albert_keras.glue import GlueEncoder, read_glue_tsv
+    >>> train = read_glue_tsv("glue_data", "RTE", "train")
+    >>> encoder = GlueEncoder("30k-clean.model", sequence_length=16)
+    >>> ds = glue_dataset(train, encoder, 32, training=True, seed=0)
+    >>> inputs, labels = next(iter(ds))
+    >>> tuple(inputs["token_ids"].shape), tuple(labels.shape)
+    ((32, 16), (32,))
     """
     if len(examples) == 0:
         raise ValueError(f"{examples.source}: no examples")

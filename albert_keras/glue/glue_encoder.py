@@ -37,10 +37,9 @@ class GlueEncoder:
             uncased: its `.model` does not lower-case by itself).
 
     Example:
-    >>> encoder = GlueEncoder("30k-clean.model", sequence_length=8)     # doctest: +SKIP
-    >>> inputs = encoder(tf.constant(["Hello, my dog"]), tf.constant(["is cute"]))  # doctest: +SKIP
+    >>> encoder = GlueEncoder("30k-clean.model", sequence_length=8)
+    >>> inputs = encoder(tf.constant(["Hello, my dog"]), tf.constant(["is cute"]))
     >>> inputs["token_ids"].numpy().tolist()  # "dog" is cut: a keeps 3 of 4, b 2 of 2
-    ... # doctest: +SKIP
     [[2, 10975, 15, 51, 3, 25, 10901, 3]]
     """
 

@@ -28,10 +28,21 @@ class GlueEvaluation(keras.callbacks.Callback):
         labels: array of the split's class ids (or STS-B scores).
 
     Example:
-    >>> evaluation = GlueEvaluation("SST-2", dev_inputs, dev.labels)        # doctest: +SKIP
-    >>> model.fit(train, steps_per_epoch=100, epochs=10, callbacks=[evaluation])  # doctest: +SKIP
-    >>> evaluation.history[-1]                                              # doctest: +SKIP
-    {'step': 1000, 'accuracy': 0.81}
+    >>> from albert_keras.glue import GlueEncoder, glue_dataset, read_glue_tsv
+    >>> from albert_keras.models import AlbertBackbone, AlbertClassifier
+    >>> encoder = GlueEncoder("30k-clean.model", sequence_length=16)
+    >>> dev = read_glue_tsv("glue_data", "RTE", "dev")
+    >>> dev_inputs = glue_dataset(dev, encoder, 64, with_labels=False)
+    >>> evaluation = GlueEvaluation("RTE", dev_inputs, dev.labels)
+    >>> model = AlbertClassifier(AlbertBackbone(
+    ...     vocabulary_size=30000, num_layers=1, num_heads=2, embedding_dim=8, hidden_dim=16,
+    ...     intermediate_dim=32, max_sequence_length=16))
+    >>> model.compile()
+    >>> train = glue_dataset(read_glue_tsv("glue_data", "RTE", "train"), encoder, 32,
+    ...                      training=True, seed=0)
+    >>> _ = model.fit(train, steps_per_epoch=2, epochs=1, verbose=0, callbacks=[evaluation])
+    >>> len(evaluation.history), sorted(evaluation.history[-1]), evaluation.history[-1]["step"]
+    (1, ['accuracy', 'step'], 2)
     """
 
     def __init__(self, task: str | GlueTask, dataset: tf.data.Dataset, labels: np.ndarray):

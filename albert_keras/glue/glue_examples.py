@@ -25,8 +25,8 @@ class GlueExamples:
 
     Example:
     >>> from albert_keras.glue import read_glue_tsv
-    >>> dev = read_glue_tsv("glue_data", "RTE", "dev")       # doctest: +SKIP
-    >>> len(dev), dev.label_counts()                            # doctest: +SKIP
+    >>> dev = read_glue_tsv("glue_data", "RTE", "dev")
+    >>> len(dev), dev.label_counts()
     (277, {'entailment': 146, 'not_entailment': 131})
     """
 

@@ -33,7 +33,10 @@ def write_submission(
         The path written.
 
     Example:
-    >>> write_submission("out/RTE.tsv", "RTE", ["0", "1"], np.array([1, 0]))  # doctest: +SKIP
+    >>> write_submission("out/RTE.tsv", "RTE", ["0", "1"], np.array([1, 0]))
+    PosixPath('out/RTE.tsv')
+    >>> open("out/RTE.tsv").read().splitlines()
+    ['index\\tprediction', '0\\tnot_entailment', '1\\tentailment']
     """
     task = get_glue_task(task)
     predictions = np.asarray(predictions)

@@ -38,7 +38,7 @@ def read_glue_tfds(
     Returns:
         GlueExamples.
 
-    Example:
+    Example (not run as a doctest: TensorFlow Datasets downloads GLUE, and tests have no network):
     >>> dev = read_glue_tfds("RTE", "dev")     # doctest: +SKIP
     >>> len(dev)                                # doctest: +SKIP
     277

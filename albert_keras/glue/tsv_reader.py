@@ -38,8 +38,8 @@ def read_glue_tsv(glue_dir: str | os.PathLike, task: str | GlueTask, split: str)
         GlueExamples.
 
     Example:
-    >>> train = read_glue_tsv("glue_data", "SST-2", "train")   # doctest: +SKIP
-    >>> len(train), train.text_a[0]                              # doctest: +SKIP
+    >>> train = read_glue_tsv("glue_data", "SST-2", "train")
+    >>> len(train), train.text_a[0]
     (67349, 'hide new secretions from the parental units ')
     """
     task = get_glue_task(task)

@@ -42,7 +42,7 @@ class AnswerabilitySpanHead(keras.layers.Layer):
     Example:
     >>> head = AnswerabilitySpanHead(hidden_dim=8, start_n_top=2, end_n_top=3)
     >>> out = head(np.zeros((1, 6, 8), "float32"), np.zeros((1, 6), "int32"))
-    >>> out["end_top_index"].shape
+    >>> tuple(out["end_top_index"].shape)
     (1, 6)
     """
 

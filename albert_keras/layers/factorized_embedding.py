@@ -36,7 +36,7 @@ class FactorizedEmbedding(keras.layers.Layer):
 
     Example:
     >>> layer = FactorizedEmbedding(vocabulary_size=100, embedding_dim=8, hidden_dim=16)
-    >>> layer(np.ones((2, 5), "int32"), np.zeros((2, 5), "int32")).shape
+    >>> tuple(layer(np.ones((2, 5), "int32"), np.zeros((2, 5), "int32")).shape)
     (2, 5, 16)
     """
 

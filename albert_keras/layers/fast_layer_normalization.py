@@ -20,7 +20,7 @@ class FastLayerNormalization(keras.layers.LayerNormalization):
 
     Example:
     >>> layer = FastLayerNormalization(epsilon=1e-12)
-    >>> layer(np.ones((2, 5, 16), "float32")).shape
+    >>> tuple(layer(np.ones((2, 5, 16), "float32")).shape)
     (2, 5, 16)
     """
 

@@ -23,7 +23,7 @@ class FeedForwardBlock(keras.layers.Layer):
 
     Example:
     >>> block = FeedForwardBlock(intermediate_dim=32)
-    >>> block(np.ones((2, 5, 16), "float32")).shape
+    >>> tuple(block(np.ones((2, 5, 16), "float32")).shape)
     (2, 5, 16)
     """
 

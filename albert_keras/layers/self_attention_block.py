@@ -38,7 +38,7 @@ class SelfAttentionBlock(keras.layers.Layer):
 
     Example:
     >>> block = SelfAttentionBlock(num_heads=2)
-    >>> block(np.ones((2, 5, 16), "float32")).shape
+    >>> tuple(block(np.ones((2, 5, 16), "float32")).shape)
     (2, 5, 16)
     """
 

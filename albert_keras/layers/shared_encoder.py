@@ -47,7 +47,7 @@ class SharedEncoder(keras.layers.Layer):
 
     Example:
     >>> encoder = SharedEncoder(num_layers=4, num_heads=2, intermediate_dim=32, num_groups=2)
-    >>> encoder(np.ones((2, 5, 16), "float32"), padding_mask=np.ones((2, 5), "int32")).shape
+    >>> tuple(encoder(np.ones((2, 5, 16), "float32"), padding_mask=np.ones((2, 5), "int32")).shape)
     (2, 5, 16)
     """
 

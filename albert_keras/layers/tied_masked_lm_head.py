@@ -24,8 +24,12 @@ class TiedMaskedLMHead(MaskedLMHead):
         **kwargs: passed to `keras_hub.layers.MaskedLMHead` (e.g. `token_embedding`).
 
     Example:
+    >>> from keras_hub.layers import ReversibleEmbedding
+    >>> embedding = ReversibleEmbedding(input_dim=100, output_dim=8)
+    >>> sequence_output = embedding(np.ones((2, 5), "int32"))
     >>> head = TiedMaskedLMHead(token_embedding=embedding, intermediate_activation="gelu")
-    >>> head(sequence_output, mask_positions=positions).shape  # (batch, P, V)
+    >>> tuple(head(sequence_output, mask_positions=np.array([[1, 3], [0, 4]])).shape)  # (B, P, V)
+    (2, 2, 100)
     """
 
     def call(self, inputs, mask_positions):

@@ -42,7 +42,7 @@ class AlbertBackbone(keras.Model):
     >>> outputs = backbone({"token_ids": np.ones((1, 8), "int32"),
     ...                     "segment_ids": np.zeros((1, 8), "int32"),
     ...                     "padding_mask": np.ones((1, 8), "int32")})
-    >>> outputs["pooled_output"].shape
+    >>> tuple(outputs["pooled_output"].shape)
     (1, 768)
     """
 

@@ -29,9 +29,16 @@ class AlbertClassifier(TextInputs, keras.Model):
         **kwargs: passed to `keras.Model` (e.g. `name`).
 
     Example:
-    >>> classifier = AlbertClassifier(AlbertBackbone.from_preset("albert_base"), num_classes=2)
+    >>> from albert_keras.models import AlbertBackbone
+    >>> backbone = AlbertBackbone(vocabulary_size=100, num_layers=2, num_heads=2, embedding_dim=8,
+    ...                           hidden_dim=16, intermediate_dim=32, max_sequence_length=32)
+    >>> classifier = AlbertClassifier(backbone, num_classes=2)
     >>> classifier.compile()  # AdamWeightDecay 2e-5, sparse cross-entropy from logits, accuracy
-    >>> classifier.fit({"token_ids": ..., "segment_ids": ..., "padding_mask": ...}, labels)
+    >>> inputs = {"token_ids": np.ones((4, 8), "int32"), "segment_ids": np.zeros((4, 8), "int32"),
+    ...           "padding_mask": np.ones((4, 8), "int32")}
+    >>> history = classifier.fit(inputs, np.array([0, 1, 0, 1]), epochs=2, verbose=0)
+    >>> sorted(history.history), len(history.history["loss"])
+    (['accuracy', 'loss'], 2)
     """
 
     def __init__(self, backbone, num_classes=2, dropout=0.1, preprocessor=None, **kwargs):
@@ -74,9 +81,12 @@ class AlbertClassifier(TextInputs, keras.Model):
                 constructor's (`dropout`, `preprocessor`, `name`).
 
         Example:
-        >>> classifier = AlbertClassifier.from_preset("albert_base_v2", num_classes=2)
-        ... # doctest: +SKIP
-        >>> classifier.predict(["a delight from start to finish", "a mess"])  # doctest: +SKIP
+        >>> from albert_keras.convert import export_model
+        >>> _ = export_model(keras.saving.load_model("albert.keras"), "hf", "albert_hf/",
+        ...                  sentencepiece="spm.model")  # or a release: "albert_base_v2"
+        >>> classifier = AlbertClassifier.from_preset("albert_hf/", num_classes=2)
+        >>> classifier.predict(["a delight from start to finish", "a mess"], verbose=0).shape
+        (2, 2)
         """
         from albert_keras.presets import task_from_preset
 

@@ -63,9 +63,17 @@ class AlbertPretrainer(keras.Model):
     `sentence_logits` (batch, 2).
 
     Example:
-    >>> pretrainer = AlbertPretrainer(AlbertBackbone.from_preset("albert_base"))
+    >>> import pipelines
+    >>> from albert_keras.models import AlbertBackbone
+    >>> backbone = AlbertBackbone(vocabulary_size=50, num_layers=2, num_heads=2, embedding_dim=8,
+    ...                           hidden_dim=16, intermediate_dim=32, max_sequence_length=32)
+    >>> pretrainer = AlbertPretrainer(backbone)
     >>> pretrainer.compile()  # AdamWeightDecay, learning rate 1e-4
-    >>> pretrainer.fit(pipelines.read_pretraining_records("out/*.tfrecord", 32, ...))
+    >>> records = pipelines.read_pretraining_records("records/*.tfrecord", 8, max_seq_length=32,
+    ...                                              max_predictions_per_seq=5)
+    >>> outputs = pretrainer(next(iter(records)))
+    >>> tuple(outputs["mlm_logits"].shape), tuple(outputs["sentence_logits"].shape)
+    ((8, 5, 50), (8, 2))
     """
 
     def __init__(self, backbone, sentence_objective="sop", **kwargs):

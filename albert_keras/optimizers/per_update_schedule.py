@@ -19,8 +19,11 @@ class PerUpdateSchedule(keras.optimizers.schedules.LearningRateSchedule):
         gradient_accumulation_steps: int. The optimizer's `gradient_accumulation_steps`.
 
     Example:
+    >>> from albert_keras.optimizers import Lamb, WarmupLinearDecay
     >>> schedule = PerUpdateSchedule(WarmupLinearDecay(1e-3, 10, 100), 4)
     >>> optimizer = Lamb(learning_rate=schedule, gradient_accumulation_steps=4)
+    >>> [round(float(schedule(step)), 6) for step in (0, 20, 40)]  # updates 0, 5, 10
+    [0.0, 0.0005, 0.0009]
     """
 
     def __init__(self, schedule, gradient_accumulation_steps: int):

@@ -30,9 +30,8 @@ class AlbertPreprocessor(keras.layers.Layer):
         **kwargs: passed to `keras.layers.Layer`.
 
     Example:
-    >>> preprocessor = AlbertPreprocessor(AlbertTokenizer("30k-clean.model"), 8)  # doctest: +SKIP
+    >>> preprocessor = AlbertPreprocessor(AlbertTokenizer("30k-clean.model"), 8)
     >>> preprocessor((["Hello, my dog"], ["is cute"]))["token_ids"].numpy().tolist()
-    ... # doctest: +SKIP
     [[2, 10975, 15, 51, 3, 25, 10901, 3]]
     """
 
@@ -54,7 +53,12 @@ class AlbertPreprocessor(keras.layers.Layer):
         """The preprocessor of a preset with a vocabulary (a release, `hf://`, a local folder).
 
         Example:
-        >>> AlbertPreprocessor.from_preset("albert_base_v2", sequence_length=128)  # doctest: +SKIP
+        >>> from albert_keras.convert import export_model
+        >>> _ = export_model(keras.saving.load_model("albert.keras"), "hf", "albert_hf/",
+        ...                  sentencepiece="spm.model")  # or a release: "albert_base_v2"
+        >>> preprocessor = AlbertPreprocessor.from_preset("albert_hf/", sequence_length=16)
+        >>> tuple(preprocessor(["the cat sat on the mat"])["token_ids"].shape)
+        (1, 16)
         """
         from albert_keras.presets import load_sentencepiece
 

@@ -38,8 +38,8 @@ class AlbertTokenizer(keras_hub.tokenizers.SentencePieceTokenizer):
         **kwargs: passed to `keras_hub.tokenizers.SentencePieceTokenizer`.
 
     Example:
-    >>> tokenizer = AlbertTokenizer("30k-clean.model")               # doctest: +SKIP
-    >>> tokenizer(["Hello, my  dog is cute"]).to_list()               # doctest: +SKIP
+    >>> tokenizer = AlbertTokenizer("30k-clean.model")
+    >>> tokenizer(["Hello, my  dog is cute"]).to_list()
     [[10975, 15, 51, 1952, 25, 10901]]
     """
 

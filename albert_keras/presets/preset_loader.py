@@ -29,7 +29,9 @@ def load_pretrainer(preset: str):
     """The `AlbertPretrainer` (backbone and heads) of a preset with weights.
 
     Example:
-    >>> pretrainer = load_pretrainer("albert_base_v2")                   # doctest: +SKIP
+    >>> pretrainer = load_pretrainer("albert.keras")  # or a release: "albert_base_v2"
+    >>> pretrainer.backbone.num_layers
+    2
     """
     return _resolve(preset)[0]()
 
@@ -92,8 +94,13 @@ def task_from_preset(cls, preset: str, sequence_length: int | None = None, **kwa
     in `backbone_kwargs`; everything else goes to `cls`.
 
     Example:
-    >>> classifier = task_from_preset(AlbertClassifier, "albert_base_v2", num_classes=2)
-    ... # doctest: +SKIP
+    >>> from albert_keras.convert import export_model
+    >>> from albert_keras.models import AlbertClassifier
+    >>> _ = export_model(keras.saving.load_model("albert.keras"), "hf", "albert_hf/",
+    ...                  sentencepiece="spm.model")  # a folder with weights and a vocabulary
+    >>> classifier = task_from_preset(AlbertClassifier, "albert_hf/", num_classes=2)
+    >>> classifier.backbone.num_layers, type(classifier.preprocessor).__name__
+    (2, 'AlbertPreprocessor')
     """
     from albert_keras.models import AlbertBackbone
     from albert_keras.preprocessing import AlbertPreprocessor, AlbertTokenizer

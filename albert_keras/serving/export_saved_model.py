@@ -38,9 +38,19 @@ def export_saved_model(model, output_dir: str | pathlib.Path, preprocessor=None)
         `{signature name: output names}`.
 
     Example:
-    >>> export_saved_model(keras.saving.load_model("sst2.keras"), "served/")  # doctest: +SKIP
-    >>> served = tf.saved_model.load("served/")                          # doctest: +SKIP
-    >>> served.signatures["serving_default"](text=tf.constant(["a gem"]))  # doctest: +SKIP
+    >>> from albert_keras.convert import export_model
+    >>> from albert_keras.models import AlbertClassifier
+    >>> _ = export_model(keras.saving.load_model("albert.keras"), "hf", "albert_hf/",
+    ...                  sentencepiece="spm.model")
+    >>> classifier = AlbertClassifier.from_preset("albert_hf/", num_classes=2)
+    >>> export_saved_model(classifier, "served/")  # doctest: +NORMALIZE_WHITESPACE
+    {'serving_default': ['probabilities'], 'pairs': ['probabilities'],
+     'tokenize': ['token_ids', 'segment_ids', 'padding_mask']}
+    >>> import tensorflow_text  # noqa: F401  (registers the graph's SentencePiece ops)
+    >>> served = tf.saved_model.load("served/")
+    >>> outputs = served.signatures["serving_default"](text=tf.constant(["a gem", "a mess"]))
+    >>> outputs["probabilities"].numpy().shape
+    (2, 2)
     """
     preprocessor = (
         preprocessor if preprocessor is not None else getattr(model, "preprocessor", None)

@@ -30,8 +30,13 @@ def squad_dataset(
         tf.data.Dataset.
 
     Example:
-    >>> answerer.fit(squad_dataset(train_features, 48, training=True, seed=1), epochs=2)
-    ... # doctest: +SKIP
+    >>> from albert_keras.squad import make_squad_features, read_squad_json
+    >>> train = read_squad_json("squad-dev.json", is_training=True, first_answer_only=True)
+    >>> features = make_squad_features(train[:16], "30k-clean.model", max_seq_length=128,
+    ...                                is_training=True)
+    >>> inputs, targets = next(iter(squad_dataset(features, 8, training=True, seed=1)))
+    >>> tuple(inputs["token_ids"].shape), sorted(targets)
+    ((8, 128), ['end_positions', 'is_impossible', 'start_positions'])
     """
     if batch_size < 1:
         raise ValueError(f"batch_size={batch_size} must be positive")

@@ -90,10 +90,11 @@ def make_squad_features(
         SquadFeatures.
 
     Example:
-    >>> dev = read_squad_json("dev-v2.0.json", is_training=False)   # doctest: +SKIP
-    >>> features = make_squad_features(dev, "30k-clean.model")      # doctest: +SKIP
-    >>> features.inputs["token_ids"].shape                          # doctest: +SKIP
-    (12232, 384)
+    >>> from albert_keras.squad import read_squad_json
+    >>> dev = read_squad_json("squad-dev.json", is_training=False)  # part of dev-v2.0.json
+    >>> features = make_squad_features(dev[:20], "30k-clean.model", max_seq_length=128)
+    >>> features.inputs["token_ids"].shape  # 20 questions; a long context takes several windows
+    (45, 128)
     """
     processor = _processor(spm_model)
     cls_id, sep_id = processor.piece_to_id("[CLS]"), processor.piece_to_id("[SEP]")

@@ -77,9 +77,16 @@ def squad_predictions(
         SquadPredictions.
 
     Example:
-    >>> result = squad_predictions(features, answerer.predict(features.inputs))  # doctest: +SKIP
-    >>> result.answers()["56ddde6b9a695914005b9628"]                            # doctest: +SKIP
-    'France'
+    >>> from albert_keras.models import AlbertBackbone, AlbertQuestionAnswerer
+    >>> from albert_keras.squad import make_squad_features, read_squad_json
+    >>> dev = read_squad_json("squad-dev.json", is_training=False)
+    >>> features = make_squad_features(dev[:4], "30k-clean.model", max_seq_length=128)
+    >>> answerer = AlbertQuestionAnswerer(AlbertBackbone(
+    ...     vocabulary_size=30000, num_layers=1, num_heads=2, embedding_dim=8, hidden_dim=16,
+    ...     intermediate_dim=32, max_sequence_length=128))  # untrained: the answers are noise
+    >>> result = squad_predictions(features, answerer.predict(features.inputs, verbose=0))
+    >>> len(result.answers()), sorted(result.answers()) == sorted(e.qas_id for e in dev[:4])
+    (4, True)
     """
     beam = "cls_logits" in outputs
     outputs = {name: np.asarray(value) for name, value in outputs.items()}

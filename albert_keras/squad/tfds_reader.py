@@ -30,7 +30,7 @@ def read_squad_tfds(
     Returns:
         SquadExamples, the same as `read_squad_json` on the source JSON file.
 
-    Example:
+    Example (not run as a doctest: TensorFlow Datasets downloads SQuAD, and tests have no network):
     >>> dev = read_squad_tfds("2.0", "validation", is_training=False)   # doctest: +SKIP
     >>> len(dev)                                                       # doctest: +SKIP
     11873

@@ -94,7 +94,8 @@ def finetune_squad(
     Returns:
         dict: what `metrics.json` holds.
 
-    Example:
+    Example (not run as a doctest: SQuAD's full train and dev files, not in the repository;
+    tests/training runs it on a small file):
     >>> finetune_squad("2.0", "train-v2.0.json", "dev-v2.0.json", "albert.keras", "out/")
     ... # doctest: +SKIP
     """

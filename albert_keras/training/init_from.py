@@ -12,7 +12,9 @@ def load_init_source(source: str):
     an official / Hugging Face / keras-hub folder (see `albert_keras.presets`).
 
     Example:
-    >>> model, fresh = load_init_source("albert_base_v2")  # doctest: +SKIP
+    >>> model, fresh = load_init_source("albert.keras")  # or a release: "albert_base_v2"
+    >>> type(model).__name__, fresh
+    ('AlbertPretrainer', [])
     """
     from albert_keras.presets import load_with_fresh_parts
 
@@ -60,8 +62,11 @@ def initialize_from(pretrainer, model, fresh_parts: list[str], source: str) -> s
     were not fresh in its own source (a keras-hub or Hugging Face `AlbertModel` has no heads).
 
     Example:
-    >>> print(initialize_from(pretrainer, *load_init_source("run/model.keras"), "run/"))
-    ... # doctest: +SKIP
+    >>> from albert_keras.models import AlbertBackbone, AlbertPretrainer
+    >>> model, fresh = load_init_source("albert.keras")
+    >>> pretrainer = AlbertPretrainer(AlbertBackbone.from_config(model.backbone.get_config()))
+    >>> print(initialize_from(pretrainer, model, fresh, "albert.keras"))
+    initialized from albert.keras: backbone (21 variables), MLM head, SOP head; nothing fresh
     """
     from albert_keras.models import AlbertPretrainer
 

@@ -101,10 +101,14 @@ def pretrain(
             and the learning-rate schedule stay in updates.
 
     Example:
-    >>> summary = pretrain("out/records/*.tfrecord", "run/", preset="albert_base",
-    ...                    config={"num_layers": 2}, batch_size=8, max_steps=100)
-    >>> summary["train"]["mlm_loss"] < 10
-    True
+    >>> tiny = {"vocabulary_size": 50, "num_layers": 2, "num_heads": 2, "embedding_dim": 8,
+    ...         "hidden_dim": 16, "intermediate_dim": 32}
+    >>> summary = pretrain("records/*.tfrecord", "run/", preset="albert_base", config=tiny,
+    ...                    batch_size=8, max_steps=4, verbose=0)
+    mixed precision: ...
+    pretraining steps 1..4 on 2 file(s) (new run): ...
+    >>> summary["train"]["mlm_loss"] < 10, sorted(os.listdir("run"))
+    (True, ['backbone.keras', 'checkpoints', 'logs', 'model.keras', 'summary.json'])
     """
     check_positive(
         batch_size=batch_size,

@@ -43,10 +43,16 @@ class StepCheckpoint(keras.callbacks.Callback):
         max_steps: int. The run's last step.
 
     Example:
-    >>> checkpoint = StepCheckpoint("run/checkpoints", {"seed": 1}, 100, 1000)
-    >>> step, history = checkpoint.restore(model)  # 0, [] the first time
-    >>> model.fit(data, initial_epoch=step // 100, epochs=10, steps_per_epoch=100,
-    ...           callbacks=[checkpoint])
+    >>> model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
+    >>> model.compile(loss="mse", optimizer="sgd")
+    >>> checkpoint = StepCheckpoint("run/checkpoints", {"seed": 1}, steps_per_epoch=2, max_steps=6)
+    >>> step, history = checkpoint.restore(model)
+    >>> step, history  # nothing saved yet
+    (0, [])
+    >>> _ = model.fit(np.zeros((4, 2)), np.zeros((4, 1)), batch_size=2, initial_epoch=step // 2,
+    ...               epochs=3, verbose=0, callbacks=[checkpoint])
+    >>> checkpoint.restore(model)[0]  # a new run would go on from here
+    6
     """
 
     def __init__(self, directory: str, run_config: dict, steps_per_epoch: int, max_steps: int):

@@ -37,7 +37,9 @@ def get_strategy(name: str = "auto", devices: list[str] | None = None):
     Example:
     >>> strategy = get_strategy("cpu")
     >>> with strategy.scope():
-    ...     model = keras.Sequential([keras.layers.Dense(2)])
+    ...     model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(2)])
+    >>> type(strategy).__name__, strategy.num_replicas_in_sync
+    ('OneDeviceStrategy', 1)
     """
     if name not in STRATEGIES:
         raise ValueError(f"strategy={name!r} is not one of {', '.join(STRATEGIES)}")
