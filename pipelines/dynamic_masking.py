@@ -436,6 +436,11 @@ def remask_batch(
     >>> sorted(remasked) == sorted(batch), tuple(remasked["masked_lm_ids"].shape)
     (True, (2, 5))
     """
+    if "max_predictions_per_seq" in masking:
+        raise TypeError(
+            "remask_batch takes no max_predictions_per_seq: the batch's masked_lm_positions "
+            "width is used"
+        )
     original = restore_original_tokens(
         features["input_ids"],
         features["masked_lm_positions"],
