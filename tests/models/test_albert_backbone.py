@@ -1,6 +1,7 @@
 import keras
 import numpy as np
 import pytest
+from layer_walk import all_layers
 from model_inputs import make_backbone_inputs
 
 import albert_keras as ak
@@ -158,7 +159,7 @@ def test_mixed_policy_survives_get_config_and_save(tmp_path, tiny_config, backbo
     loaded = keras.saving.load_model(path)
     assert loaded.dtype_policy.name == "mixed_bfloat16"
     # Every sublayer computes in bfloat16 on float32 variables, as before saving.
-    assert {layer.dtype_policy.name for layer in loaded._flatten_layers()
+    assert {layer.dtype_policy.name for layer in all_layers(loaded)
             if not isinstance(layer, keras.layers.InputLayer)} == {"mixed_bfloat16"}  # fmt: skip
     assert {v.dtype for v in loaded.weights} == {"float32"}
     outputs = loaded(backbone_inputs)
