@@ -10,6 +10,7 @@ import time
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import pytest
+from release_tarball import train_tiny_sentencepiece
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
@@ -42,23 +43,7 @@ def tiny_config():
 def tiny_spm(tmp_path_factory):
     """A real SentencePiece model (29 pieces) with ALBERT's special ids (<pad> 0, <unk> 1,
     [CLS] 2, [SEP] 3, [MASK] 4), trained in a fraction of a second."""
-    import sentencepiece
-
-    prefix = tmp_path_factory.mktemp("spm") / "tiny"
-    text = "the cat sat on the mat . a dog ran in the park . it was a fine day . " * 20
-    sentencepiece.SentencePieceTrainer.train(
-        sentence_iterator=iter(text.split(" . ")),
-        model_prefix=str(prefix),
-        vocab_size=60,
-        hard_vocab_limit=False,
-        pad_id=0,
-        unk_id=1,
-        bos_id=-1,
-        eos_id=-1,
-        control_symbols=["[CLS]", "[SEP]", "[MASK]"],
-        minloglevel=2,
-    )
-    return prefix.with_suffix(".model")
+    return train_tiny_sentencepiece(tmp_path_factory.mktemp("spm") / "tiny")
 
 
 @pytest.fixture

@@ -7,6 +7,9 @@ transpose). keras-hub shares everything (`sharing="all"`) and always has the E -
 our backbones with another `sharing` convert when every layer is its own group
 (`num_groups == num_layers`, e.g. the BERT presets), and E == H converts through an identity
 projection.
+
+keras-hub's variables are looked up by their public `Variable.path` (`"pooled_dense/kernel"`, a
+block's `"self_attention_layer/query/kernel"`), not through its layers' private attributes.
 """
 
 import keras
@@ -47,10 +50,12 @@ def backbone_from_keras_hub(kh_backbone: keras_hub.models.AlbertBackbone) -> Alb
     """
     config = {key: getattr(kh_backbone, key) for key in _CONFIG_KEYS}
     backbone = AlbertBackbone(**config, sharing="all", dtype=kh_backbone.dtype_policy)
-    kh_projection = kh_backbone.embeddings_projection
     if backbone.embeddings.projection is None:
         # E == H: our backbone has no projection, so keras-hub's must be the identity.
-        kernel, bias = (_to_numpy(w) for w in kh_projection.weights)
+        kernel, bias = (
+            _to_numpy(_keras_hub_weight(kh_backbone, f"embedding_projection/{name}"))
+            for name in ("kernel", "bias")
+        )
         if not (np.allclose(kernel, np.eye(len(kernel))) and np.allclose(bias, 0.0)):
             raise ValueError(
                 "embedding_dim == hidden_dim but the keras-hub embedding projection is not the "
@@ -83,9 +88,10 @@ def backbone_to_keras_hub(backbone: AlbertBackbone) -> keras_hub.models.AlbertBa
     config["num_groups"] = num_groups
     kh_backbone = keras_hub.models.AlbertBackbone(**config, dtype=backbone.dtype_policy)
     if backbone.embeddings.projection is None:
-        kh_projection = kh_backbone.embeddings_projection
-        kh_projection.kernel.assign(np.eye(backbone.hidden_dim, dtype="float32"))
-        kh_projection.bias.assign(np.zeros(backbone.hidden_dim, dtype="float32"))
+        kernel = _keras_hub_weight(kh_backbone, "embedding_projection/kernel")
+        bias = _keras_hub_weight(kh_backbone, "embedding_projection/bias")
+        kernel.assign(np.eye(backbone.hidden_dim, dtype="float32"))
+        bias.assign(np.zeros(backbone.hidden_dim, dtype="float32"))
     for ours, theirs, _, to_theirs in _weight_pairs(backbone, kh_backbone):
         for variable, value in zip(theirs, to_theirs(_to_numpy(ours))):
             _assign(variable, value)
@@ -113,6 +119,25 @@ def _single(value):
     return [value]
 
 
+def _keras_hub_weight(layer, name: str):
+    """The one variable of `layer` whose public `path` is `name` or ends in `/name`.
+
+    keras-hub's variables are found by their paths (`"pooled_dense/kernel"`, a block's
+    `"self_attention_layer/query/kernel"`), never through its layers' private attributes, so a
+    keras-hub version that lays out its weights differently fails here, by name.
+    """
+    matches = [v for v in layer.weights if v.path == name or v.path.endswith(f"/{name}")]
+    if len(matches) != 1:
+        paths = [v.path for v in layer.weights]
+        shown = ", ".join(paths[:20]) + (", ..." if len(paths) > 20 else "")
+        raise ValueError(
+            f"keras-hub's {type(layer).__name__} {layer.name!r} has {len(matches)} weights named "
+            f"'{name}' (expected 1): this keras-hub version lays out its weights differently "
+            f"than the converter knows ({shown})"
+        )
+    return matches[0]
+
+
 def _weight_pairs(backbone, kh_backbone):
     """Yields (our variable, [keras-hub variables], to_ours, to_theirs) for every weight.
 
@@ -120,21 +145,22 @@ def _weight_pairs(backbone, kh_backbone):
     """
     embeddings = backbone.embeddings
     one_to_one = [
-        (embeddings.token_embedding.embeddings, kh_backbone.token_embedding.embeddings),
+        (embeddings.token_embedding.embeddings, kh_backbone, "token_embedding/embeddings"),
         (
             embeddings.position_embedding.position_embeddings,
-            kh_backbone.position_embedding.position_embeddings,
+            kh_backbone,
+            "position_embedding/embeddings",
         ),
-        (embeddings.segment_embedding.embeddings, kh_backbone.segment_embedding.embeddings),
-        (embeddings.layer_norm.gamma, kh_backbone.embeddings_layer_norm.gamma),
-        (embeddings.layer_norm.beta, kh_backbone.embeddings_layer_norm.beta),
-        (backbone.pooler.kernel, kh_backbone.pooled_dense.kernel),
-        (backbone.pooler.bias, kh_backbone.pooled_dense.bias),
+        (embeddings.segment_embedding.embeddings, kh_backbone, "segment_embedding/embeddings"),
+        (embeddings.layer_norm.gamma, kh_backbone, "embeddings_layer_norm/gamma"),
+        (embeddings.layer_norm.beta, kh_backbone, "embeddings_layer_norm/beta"),
+        (backbone.pooler.kernel, kh_backbone, "pooled_dense/kernel"),
+        (backbone.pooler.bias, kh_backbone, "pooled_dense/bias"),
     ]
     if embeddings.projection is not None:
         one_to_one += [
-            (embeddings.projection.kernel, kh_backbone.embeddings_projection.kernel),
-            (embeddings.projection.bias, kh_backbone.embeddings_projection.bias),
+            (embeddings.projection.kernel, kh_backbone, "embedding_projection/kernel"),
+            (embeddings.projection.bias, kh_backbone, "embedding_projection/bias"),
         ]
     encoder = backbone.encoder
     # keras-hub's block (group, inner) is our block group * R + inner, for both halves (a
@@ -143,27 +169,36 @@ def _weight_pairs(backbone, kh_backbone):
     for attention, ffn, kh_block in zip(
         encoder.attention_blocks, encoder.feedforward_blocks, kh_blocks, strict=True
     ):
-        mha = kh_block._self_attention_layer
         one_to_one += [
-            (attention.layer_norm.gamma, kh_block._self_attention_layer_norm.gamma),
-            (attention.layer_norm.beta, kh_block._self_attention_layer_norm.beta),
-            (ffn.intermediate_dense.kernel, kh_block._feedforward_intermediate_dense.kernel),
-            (ffn.intermediate_dense.bias, kh_block._feedforward_intermediate_dense.bias),
-            (ffn.output_dense.kernel, kh_block._feedforward_output_dense.kernel),
-            (ffn.output_dense.bias, kh_block._feedforward_output_dense.bias),
-            (ffn.layer_norm.gamma, kh_block._feedforward_layer_norm.gamma),
-            (ffn.layer_norm.beta, kh_block._feedforward_layer_norm.beta),
+            (attention.layer_norm.gamma, kh_block, "self_attention_layer_norm/gamma"),
+            (attention.layer_norm.beta, kh_block, "self_attention_layer_norm/beta"),
+            (ffn.intermediate_dense.kernel, kh_block, "feedforward_intermediate_dense/kernel"),
+            (ffn.intermediate_dense.bias, kh_block, "feedforward_intermediate_dense/bias"),
+            (ffn.output_dense.kernel, kh_block, "feedforward_output_dense/kernel"),
+            (ffn.output_dense.bias, kh_block, "feedforward_output_dense/bias"),
+            (ffn.layer_norm.gamma, kh_block, "feedforward_layer_norm/gamma"),
+            (ffn.layer_norm.beta, kh_block, "feedforward_layer_norm/beta"),
         ]
-        yield from _attention_pairs(attention, mha)
-    for ours, theirs in one_to_one:
-        yield ours, [theirs], _same, _single
+        yield from _attention_pairs(attention, kh_block)
+    for ours, kh_layer, name in one_to_one:
+        yield ours, [_keras_hub_weight(kh_layer, name)], _same, _single
 
 
-def _attention_pairs(attention, mha):
+def _attention_pairs(attention, kh_block):
     hidden_dim = attention.qkv_dense.kernel.shape[0]
-    qkv = [mha._query_dense, mha._key_dense, mha._value_dense]
-    kernel_shape = tuple(mha._query_dense.kernel.shape)  # (H, heads, head_dim)
-    bias_shape = tuple(mha._query_dense.bias.shape)  # (heads, head_dim)
+
+    def mha_weights(kind):  # keras-hub's MultiHeadAttention, named `self_attention_layer`
+        return [
+            _keras_hub_weight(kh_block, f"self_attention_layer/{dense}/{kind}")
+            for dense in ("query", "key", "value")
+        ]
+
+    qkv_kernels, qkv_biases = mha_weights("kernel"), mha_weights("bias")
+    output_kernel = _keras_hub_weight(kh_block, "self_attention_layer/attention_output/kernel")
+    output_bias = _keras_hub_weight(kh_block, "self_attention_layer/attention_output/bias")
+    kernel_shape = tuple(qkv_kernels[0].shape)  # (H, heads, head_dim)
+    bias_shape = tuple(qkv_biases[0].shape)  # (heads, head_dim)
+    output_shape = tuple(output_kernel.shape)  # (heads, head_dim, H)
 
     def fuse_kernels(kernels):
         return np.concatenate([k.reshape(hidden_dim, hidden_dim) for k in kernels], axis=1)
@@ -177,13 +212,12 @@ def _attention_pairs(attention, mha):
     def split_bias(bias):
         return [b.reshape(bias_shape) for b in np.split(bias, 3)]
 
-    output_shape = tuple(mha._output_dense.kernel.shape)  # (heads, head_dim, H)
-    yield attention.qkv_dense.kernel, [d.kernel for d in qkv], fuse_kernels, split_kernel
-    yield attention.qkv_dense.bias, [d.bias for d in qkv], fuse_biases, split_bias
+    yield attention.qkv_dense.kernel, qkv_kernels, fuse_kernels, split_kernel
+    yield attention.qkv_dense.bias, qkv_biases, fuse_biases, split_bias
     yield (
         attention.output_dense.kernel,
-        [mha._output_dense.kernel],
+        [output_kernel],
         lambda kernels: kernels[0].reshape(hidden_dim, hidden_dim),
         lambda kernel: [kernel.reshape(output_shape)],
     )
-    yield attention.output_dense.bias, [mha._output_dense.bias], _same, _single
+    yield attention.output_dense.bias, [output_bias], _same, _single

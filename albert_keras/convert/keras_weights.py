@@ -191,11 +191,13 @@ def _slots(model) -> list[tuple[tuple[str, ...], object, str]]:
             ((f"{SQUAD_HEAD}output_weights",), model.span_head.kernel, "transpose"),
             ((f"{SQUAD_HEAD}output_bias",), model.span_head.bias, "same"),
         ]
-    head = model.mlm_head  # keras_hub's MaskedLMHead; its output is the tied token embedding
+    head = model.mlm_head  # a TiedMaskedLMHead; its output is the tied token embedding
     slots += [
-        *_dense(f"{MLM_HEAD}transform/dense", head._intermediate_dense),
-        *_layer_norm(f"{MLM_HEAD}transform/LayerNorm", head._intermediate_layer_norm),
-        ((f"{MLM_HEAD}output_bias",), head._bias, "same"),
+        ((f"{MLM_HEAD}transform/dense/kernel",), head.intermediate_kernel, "same"),
+        ((f"{MLM_HEAD}transform/dense/bias",), head.intermediate_bias, "same"),
+        ((f"{MLM_HEAD}transform/LayerNorm/gamma",), head.layer_norm_gamma, "same"),
+        ((f"{MLM_HEAD}transform/LayerNorm/beta",), head.layer_norm_beta, "same"),
+        ((f"{MLM_HEAD}output_bias",), head.output_bias, "same"),
     ]
     if model.sentence_head is not None:
         # The official SOP kernel is (2, H); a Keras Dense kernel is (H, 2).

@@ -1,27 +1,42 @@
-"""keras-hub's MaskedLMHead with the tied output's gradient in the layout TensorFlow does fast."""
+"""keras-hub's MaskedLMHead, owned here, with the tied output's gradient in the layout TensorFlow
+does fast."""
 
 import keras
 from keras import ops
-from keras_hub.layers import MaskedLMHead
 
 from albert_keras.layers.fast_paths import fast_paths_enabled, tied_logits
 
 
 @keras.saving.register_keras_serializable(package="albert_keras")
-class TiedMaskedLMHead(MaskedLMHead):
-    """`keras_hub.layers.MaskedLMHead` (same weights, config and outputs) for a head whose output
-    layer is tied to a `ReversibleEmbedding`, faster to train on TensorFlow.
+class TiedMaskedLMHead(keras.layers.Layer):
+    """`keras_hub.layers.MaskedLMHead` (same arguments, weights, config, saved-weight paths and
+    outputs) for a head whose output layer is tied to a `ReversibleEmbedding`, faster to train
+    on TensorFlow.
 
-    The parent computes `x @ transpose(embeddings)`, and TF's automatic gradient for the
-    (V, E) table is then `transpose(transpose(x) @ upstream)`: an (E, V) product, about half
-    as fast as the (V, E) one, plus a copy to transpose it back. Here the gradient is written
-    as `transpose(upstream) @ x`, the (V, E) product directly (the transposes of the inputs
-    fold into the matmul), which takes ~13% off the head's forward and backward and ~2.5% off a
-    CPU train step at V = 30000 (benchmarks/README.md). Other backends, and heads with an
-    untied kernel or soft-capped logits, use the parent's `call`.
+    The head gathers the masked positions, applies Dense -> LayerNorm, then maps to the
+    vocabulary through the token embedding's transpose (or its own kernel) plus a bias. The code
+    is ours rather than a subclass of keras-hub's so that nothing reads keras-hub's private
+    attributes (tests/layers/test_tied_masked_lm_head.py checks it against keras-hub's head).
+
+    keras-hub computes `x @ transpose(embeddings)`, and TF's automatic gradient for the (V, E)
+    table is then `transpose(transpose(x) @ upstream)`: an (E, V) product, about half as fast
+    as the (V, E) one, plus a copy to transpose it back. Here the gradient is written as
+    `transpose(upstream) @ x`, the (V, E) product directly (the transposes of the inputs fold
+    into the matmul), which takes ~13% off the head's forward and backward and ~2.5% off a CPU
+    train step at V = 30000 (benchmarks/README.md). Other backends, and heads with an untied
+    kernel or soft-capped logits, use the reference formula.
 
     Args:
-        **kwargs: passed to `keras_hub.layers.MaskedLMHead` (e.g. `token_embedding`).
+        vocabulary_size: int. The output size; may be left out when `token_embedding` is given.
+        token_embedding: `keras_hub.layers.ReversibleEmbedding` or None. Ties the output
+            projection to this embedding's table.
+        intermediate_activation: str or callable. The activation of the Dense before the
+            LayerNorm.
+        activation: str, callable or None. Applied to the logits.
+        layer_norm_epsilon: float. The LayerNorm's epsilon.
+        kernel_initializer: str or initializer. For the Dense and an untied output kernel.
+        bias_initializer: str or initializer. For the Dense's and the output's biases.
+        **kwargs: passed to `keras.layers.Layer` (e.g. `name`, `dtype`).
 
     Example:
     >>> from keras_hub.layers import ReversibleEmbedding
@@ -32,18 +47,121 @@ class TiedMaskedLMHead(MaskedLMHead):
     (2, 2, 100)
     """
 
+    def __init__(
+        self,
+        vocabulary_size=None,
+        token_embedding=None,
+        intermediate_activation="relu",
+        activation=None,
+        layer_norm_epsilon=1e-05,
+        kernel_initializer="glorot_uniform",
+        bias_initializer="zeros",
+        **kwargs,
+    ):
+        # As keras-hub's head: no autocast, the float32 bias is added to the cast logits.
+        super().__init__(**kwargs, autocast=False)
+        if vocabulary_size is None and token_embedding is None:
+            raise ValueError(
+                "TiedMaskedLMHead needs vocabulary_size or token_embedding; got neither"
+            )
+        if token_embedding is not None:
+            if vocabulary_size and vocabulary_size != token_embedding.input_dim:
+                raise ValueError(
+                    f"vocabulary_size={vocabulary_size} does not match the token embedding's "
+                    f"input_dim={token_embedding.input_dim}; leave vocabulary_size out"
+                )
+            vocabulary_size = token_embedding.input_dim
+        self.vocabulary_size = vocabulary_size
+        self.token_embedding = token_embedding
+        self.intermediate_activation = keras.activations.get(intermediate_activation)
+        self.activation = keras.activations.get(activation)
+        self.layer_norm_epsilon = layer_norm_epsilon
+        self.kernel_initializer = keras.initializers.get(kernel_initializer)
+        self.bias_initializer = keras.initializers.get(bias_initializer)
+
+    def build(self, inputs_shape, mask_positions_shape=None):
+        if self.token_embedding is not None:
+            feature_size = self.token_embedding.output_dim
+        else:
+            feature_size = inputs_shape[-1]
+        # === Layers ===
+        # The attribute names are keras-hub's: Keras saves a sublayer's weights under the
+        # attribute that holds it, so these names are the paths in every .keras file written so
+        # far (a public property returning a sublayer would be saved under its name instead).
+        self._intermediate_dense = keras.layers.Dense(
+            feature_size,
+            activation=self.intermediate_activation,
+            kernel_initializer=self.kernel_initializer,
+            bias_initializer=self.bias_initializer,
+            dtype=self.dtype_policy,
+            name="intermediate_dense",
+        )
+        self._intermediate_layer_norm = keras.layers.LayerNormalization(
+            epsilon=self.layer_norm_epsilon, dtype=self.dtype_policy, name="intermediate_layer_norm"
+        )
+        # The gathered length does not change any weight shape.
+        self._intermediate_dense.build((inputs_shape[0], None, inputs_shape[-1]))
+        self._intermediate_layer_norm.build((inputs_shape[0], None, feature_size))
+        # === Weights ===
+        self._kernel = None
+        if self.token_embedding is None:
+            self._kernel = self.add_weight(
+                name="output_kernel",
+                shape=[feature_size, self.vocabulary_size],
+                initializer=self.kernel_initializer,
+                dtype=self.dtype,
+            )
+        self._bias = self.add_weight(
+            name="output_bias",
+            shape=[self.vocabulary_size],
+            initializer=self.bias_initializer,
+            dtype=self.dtype,
+        )
+
+    # Read-only views for converters and tests. Variables only: Keras saving does not walk them,
+    # so the saved-weight paths stay those of the private sublayers above.
+    @property
+    def intermediate_kernel(self):
+        """The (E, E) kernel of the Dense before the LayerNorm (official `transform/dense`)."""
+        return self._intermediate_dense.kernel
+
+    @property
+    def intermediate_bias(self):
+        """The (E,) bias of the Dense before the LayerNorm."""
+        return self._intermediate_dense.bias
+
+    @property
+    def layer_norm_gamma(self):
+        """The (E,) scale of the LayerNorm (official `transform/LayerNorm/gamma`)."""
+        return self._intermediate_layer_norm.gamma
+
+    @property
+    def layer_norm_beta(self):
+        """The (E,) offset of the LayerNorm."""
+        return self._intermediate_layer_norm.beta
+
+    @property
+    def output_bias(self):
+        """The (V,) bias added to the logits (official `cls/predictions/output_bias`)."""
+        return self._bias
+
     def call(self, inputs, mask_positions):
-        embedding = self.token_embedding
-        if (
-            not fast_paths_enabled()
-            or embedding is None
-            or not embedding.tie_weights
-            or embedding.logit_soft_cap is not None
-        ):
-            return super().call(inputs, mask_positions)
-        # As the parent: gather the masked positions, then Dense -> LayerNorm (P, not T, rows).
+        # Gather the masked positions, then Dense -> LayerNorm on P, not T, rows.
         x = ops.take_along_axis(inputs, ops.expand_dims(mask_positions, axis=-1), axis=1)
         x = self._intermediate_layer_norm(self._intermediate_dense(x))
+        embedding = self.token_embedding
+        if embedding is None:
+            logits = ops.matmul(x, self._kernel)
+        elif fast_paths_enabled() and embedding.tie_weights and embedding.logit_soft_cap is None:
+            logits = self._fast_tied_logits(x, embedding)
+        else:
+            logits = embedding(x, reverse=True)
+        outputs = ops.cast(logits, self.compute_dtype) + self._bias
+        if self.activation is not None:
+            outputs = self.activation(outputs)
+        return outputs
+
+    def _fast_tied_logits(self, x, embedding):
         # A tensor read (copy), not the variable: TF's custom gradient must not see a variable.
         table = ops.copy(embedding.embeddings)
         if embedding.reverse_dtype is not None:
@@ -51,8 +169,34 @@ class TiedMaskedLMHead(MaskedLMHead):
             table = ops.cast(table, embedding.reverse_dtype)
         batch_size, positions = ops.shape(x)[0], ops.shape(x)[1]
         logits = tied_logits(ops.reshape(x, (-1, ops.shape(x)[-1])), table)
-        logits = ops.reshape(logits, (batch_size, positions, -1))
-        outputs = ops.cast(logits, self.compute_dtype) + self._bias
-        if self.activation is not None:
-            outputs = self.activation(outputs)
-        return outputs
+        return ops.reshape(logits, (batch_size, positions, -1))
+
+    def compute_output_shape(self, inputs_shape, mask_positions_shape):
+        return tuple(mask_positions_shape) + (self.vocabulary_size,)
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        if config.get("token_embedding"):
+            config["token_embedding"] = keras.layers.deserialize(config["token_embedding"])
+        return super().from_config(config)
+
+    def get_config(self):
+        config = super().get_config()
+        embedding = None
+        if self.token_embedding is not None:
+            embedding = keras.layers.serialize(self.token_embedding)
+        config.update(
+            {
+                "vocabulary_size": self.vocabulary_size,
+                "token_embedding": embedding,
+                "intermediate_activation": keras.activations.serialize(
+                    self.intermediate_activation
+                ),
+                "activation": keras.activations.serialize(self.activation),
+                "layer_norm_epsilon": self.layer_norm_epsilon,
+                "kernel_initializer": keras.initializers.serialize(self.kernel_initializer),
+                "bias_initializer": keras.initializers.serialize(self.bias_initializer),
+            }
+        )
+        return config

@@ -86,7 +86,7 @@ class AlbertPretrainer(keras.Model):
         self.sentence_objective = sentence_objective
         # The model's own policy stays the global one (float32), unlike keras-hub's tasks, which
         # take the backbone's: a mixed policy here would open an autocast scope around the MLM
-        # head, and keras-hub's MaskedLMHead (autocast=False) then adds its float32 bias to
+        # head, which (autocast=False, as keras-hub's MaskedLMHead) then adds its float32 bias to
         # bfloat16 logits, which TensorFlow refuses. The backbone and heads keep their policies.
 
         # === Layers ===

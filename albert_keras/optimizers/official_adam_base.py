@@ -13,6 +13,12 @@ from keras import ops
 OFFICIAL_EXCLUSIONS = ("LayerNorm", "layer_norm", "bias")
 
 
+# Keras's public extension points for an optimizer are `build` and `update_step`. Beside them
+# this class overrides or calls `keras.optimizers.Optimizer`'s underscored hooks
+# (`_clip_gradients`, `_all_reduce_sum_gradients`, `_apply_weight_decay`, `_use_weight_decay`,
+# `_get_variable_index`), the hooks Keras's own optimizers and backends use: Keras has no public
+# way to clip after the cross-replica sum or to decay inside the update. On purpose, and pinned
+# by tests/optimizers (official references, one device vs several); check them on a Keras upgrade.
 class OfficialAdamBase(keras.optimizers.Optimizer):
     """The update both `Lamb` and `AdamWeightDecay` make; each subclass says what it adds.
 

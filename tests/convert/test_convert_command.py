@@ -7,43 +7,25 @@ import tarfile
 import keras
 import numpy as np
 import pytest
-import sentencepiece
 from convert_helpers import pretrainer_outputs, write_tf1_checkpoint_like_official
 from reference_albert import albert_forward
+from release_tarball import train_tiny_sentencepiece, write_release_tarball
 
 from albert_keras.cli import main
 
 
-def train_tiny_sentencepiece(prefix):
-    """A real SentencePiece model with ALBERT's special ids (<pad> 0, <unk> 1, [CLS] 2, ...)."""
-    text = "the cat sat on the mat . a dog ran in the park . " * 20
-    sentencepiece.SentencePieceTrainer.train(
-        sentence_iterator=iter(text.split(" . ")),
-        model_prefix=str(prefix),
-        vocab_size=40,
-        hard_vocab_limit=False,
-        pad_id=0,
-        unk_id=1,
-        bos_id=-1,
-        eos_id=-1,
-        control_symbols=["[CLS]", "[SEP]", "[MASK]"],
-        minloglevel=2,
-    )
-    return prefix.with_suffix(".model")
-
-
 @pytest.fixture
 def release_archive(tmp_path, official_config, official_weights):
-    """An archive laid out like the official albert_base_v2.tar.gz."""
-    folder = tmp_path / "release" / "albert_tiny"
-    folder.mkdir(parents=True)
-    (folder / "albert_config.json").write_text(json.dumps(official_config))
-    write_tf1_checkpoint_like_official(official_weights, folder / "model.ckpt-best")
-    train_tiny_sentencepiece(folder / "30k-clean")
-    archive = tmp_path / "albert_tiny.tar.gz"
-    with tarfile.open(archive, "w:gz") as tar:
-        tar.add(folder, arcname="albert_tiny")
-    return archive
+    """An archive laid out like the official albert_base_v2.tar.gz, its checkpoint written as the
+    official code writes one (not by the package)."""
+
+    def write_checkpoint(folder):
+        (folder / "albert_config.json").write_text(json.dumps(official_config))
+        write_tf1_checkpoint_like_official(official_weights, folder / "model.ckpt-best")
+
+    text = "the cat sat on the mat . a dog ran in the park . " * 20
+    spm_model = train_tiny_sentencepiece(tmp_path / "30k-clean", text, vocab_size=40)
+    return write_release_tarball(tmp_path / "albert_tiny.tar.gz", write_checkpoint, spm_model)
 
 
 def run_cli(capsys, *argv):

@@ -2,7 +2,6 @@ import keras
 import keras_hub
 import numpy as np
 import pytest
-from keras.src.backend.common import global_state
 
 import albert_keras as ak
 from albert_keras.convert.keras_hub import backbone_from_keras_hub, backbone_to_keras_hub
@@ -63,8 +62,9 @@ def test_albert_base_parameter_count_equals_keras_hub():
     with keras.StatelessScope(initialize_variables=False):
         ours = ak.AlbertBackbone.from_preset("albert_base").count_params()
         theirs = keras_hub.models.AlbertBackbone(**config).count_params()
-    # Shapes only (no 11M-value initialization); then forget the deferred variables.
-    global_state.set_global_attribute("uninitialized_variables", [])
+    # Shapes only (no 11M-value initialization); then forget the deferred variables (Keras
+    # keeps them in its global state, which clear_session resets).
+    keras.backend.clear_session(free_memory=False)
     assert ours == theirs == 11_683_584
 
 
@@ -94,3 +94,16 @@ def test_non_identity_projection_with_equal_widths_raises():
     kh_backbone = keras_hub.models.AlbertBackbone(**{**TINY, "embedding_dim": 16}, num_layers=2)
     with pytest.raises(ValueError, match="projection is not the identity"):
         backbone_from_keras_hub(kh_backbone)
+
+
+def test_a_keras_hub_weight_the_converter_cannot_find_is_named():
+    # keras-hub's weights are found by their public paths; another layout fails by name.
+    from albert_keras.convert.keras_hub import _keras_hub_weight
+
+    kh_backbone = keras_hub.models.AlbertBackbone(**TINY, num_layers=2)
+    kh_block = kh_backbone.transformer_layers[0][0]
+    assert _keras_hub_weight(kh_block, "self_attention_layer/query/kernel").shape == (16, 2, 8)
+    with pytest.raises(ValueError, match="0 weights named 'self_attention_layer/q/kernel'"):
+        _keras_hub_weight(kh_block, "self_attention_layer/q/kernel")
+    with pytest.raises(ValueError, match="lays out its weights differently"):
+        _keras_hub_weight(kh_backbone, "kernel")  # one per Dense: ambiguous

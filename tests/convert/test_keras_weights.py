@@ -57,7 +57,7 @@ def test_absent_heads_keep_fresh_init(official_config, official_weights):
         del official_weights[name]
     pretrainer, fresh = pretrainer_from_official(official_config, official_weights)
     assert fresh == ["pooler", "MLM head", "sentence-order head"]
-    np.testing.assert_array_equal(pretrainer.mlm_head._bias.numpy(), np.zeros(50))
+    np.testing.assert_array_equal(pretrainer.mlm_head.output_bias.numpy(), np.zeros(50))
 
 
 def test_bert_layout_writes_one_group_per_layer(tiny_config):

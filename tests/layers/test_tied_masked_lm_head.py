@@ -73,5 +73,36 @@ def test_soft_capped_logits_follow_the_embedding(cap):
     head = TiedMaskedLMHead(token_embedding=embedding)
     logits = head(*_inputs())
     if cap is not None:
-        assert float(tf.reduce_max(tf.abs(logits - head._bias))) <= cap + 1e-4
+        assert float(tf.reduce_max(tf.abs(logits - head.output_bias))) <= cap + 1e-4
     assert keras.backend.standardize_dtype(logits.dtype) == "float32"
+
+
+def test_save_and_load_keep_keras_hubs_config_and_weight_paths(tmp_path):
+    # Existing .keras files hold the head's weights under keras-hub's attribute names and its
+    # config under keras-hub's keys: both must stay for them to load.
+    import io
+    import zipfile
+
+    import h5py
+
+    _, (ours, reference) = _heads()
+    assert ours.get_config() == {**reference.get_config(), "name": ours.name}
+    sequence = keras.Input((None, HIDDEN))
+    positions = keras.Input((4,), dtype="int32")
+    model = keras.Model([sequence, positions], ours(sequence, mask_positions=positions))
+    path = tmp_path / "head.keras"
+    model.save(path)
+    with zipfile.ZipFile(path) as archive:
+        weights = h5py.File(io.BytesIO(archive.read("model.weights.h5")), "r")
+        paths = []
+        weights.visit(lambda name: paths.append(name) if name.endswith("/vars") else None)
+    assert [p for p in paths if "tied_masked_lm_head" in p] == [
+        "layers/tied_masked_lm_head/_intermediate_dense/vars",
+        "layers/tied_masked_lm_head/_intermediate_layer_norm/vars",
+        "layers/tied_masked_lm_head/token_embedding/vars",
+        "layers/tied_masked_lm_head/vars",
+    ]
+    loaded = keras.saving.load_model(path)
+    inputs = _inputs()
+    np.testing.assert_array_equal(loaded(list(inputs)), model(list(inputs)))
+    assert type(loaded.layers[-1]) is TiedMaskedLMHead

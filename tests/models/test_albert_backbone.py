@@ -1,7 +1,7 @@
 import keras
 import numpy as np
 import pytest
-from keras.src.backend.common import global_state
+from layer_walk import all_layers
 from model_inputs import make_backbone_inputs
 
 import albert_keras as ak
@@ -19,8 +19,9 @@ def _count_without_allocating(preset):
     # inside a StatelessScope with deferred initialization the variables only have shapes.
     with keras.StatelessScope(initialize_variables=False):
         count = ak.AlbertBackbone.from_preset(preset).count_params()
-    # Drop the never-initialized variables, or the next StatelessScope exit would fill them.
-    global_state.set_global_attribute("uninitialized_variables", [])
+    # Drop the never-initialized variables, or the next StatelessScope exit would fill them:
+    # Keras lists them in its global state, which clear_session resets.
+    keras.backend.clear_session(free_memory=False)
     return count
 
 
@@ -103,7 +104,7 @@ def test_from_preset_applies_overrides():
         backbone = ak.AlbertBackbone.from_preset(
             "albert_base", num_layers=2, max_sequence_length=64
         )
-    global_state.set_global_attribute("uninitialized_variables", [])
+    keras.backend.clear_session(free_memory=False)  # drops the deferred variables, as above
     config = backbone.get_config()
     assert (config["num_layers"], config["max_sequence_length"]) == (2, 64)
     assert (config["hidden_dim"], config["embedding_dim"], config["sharing"]) == (768, 128, "all")
@@ -158,7 +159,7 @@ def test_mixed_policy_survives_get_config_and_save(tmp_path, tiny_config, backbo
     loaded = keras.saving.load_model(path)
     assert loaded.dtype_policy.name == "mixed_bfloat16"
     # Every sublayer computes in bfloat16 on float32 variables, as before saving.
-    assert {layer.dtype_policy.name for layer in loaded._flatten_layers()
+    assert {layer.dtype_policy.name for layer in all_layers(loaded)
             if not isinstance(layer, keras.layers.InputLayer)} == {"mixed_bfloat16"}  # fmt: skip
     assert {v.dtype for v in loaded.weights} == {"float32"}
     outputs = loaded(backbone_inputs)

@@ -2,6 +2,7 @@ import keras
 import numpy as np
 import pytest
 from lamb_reference import TINY_BLOCK_FLAGS, make_problem, run_keras, tiny_block
+from layer_walk import all_layers
 
 import albert_keras as ak
 from albert_keras.optimizers import AdamWeightDecay, Lamb, WarmupLinearDecay
@@ -70,7 +71,7 @@ def test_exclusions_on_the_classifier(tiny_config):
     optimizer.build(classifier.trainable_variables)
     layer_norms = {
         id(v)
-        for layer in classifier._flatten_layers()
+        for layer in all_layers(classifier)
         if isinstance(layer, keras.layers.LayerNormalization)
         for v in layer.weights
     }

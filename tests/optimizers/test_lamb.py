@@ -1,6 +1,7 @@
 import keras
 import numpy as np
 from lamb_reference import TINY_BLOCK_FLAGS, lamb_reference, make_problem, run_keras, tiny_block
+from layer_walk import all_layers
 
 from albert_keras.optimizers import Lamb, WarmupLinearDecay
 
@@ -111,7 +112,7 @@ def test_official_exclusions_on_the_pretrainer(tiny_config):
     optimizer.build(pretrainer.trainable_variables)
     layer_norms = {
         id(v)
-        for layer in pretrainer._flatten_layers()
+        for layer in all_layers(pretrainer)
         if isinstance(layer, keras.layers.LayerNormalization)
         for v in layer.weights
     }

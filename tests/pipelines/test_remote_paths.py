@@ -9,7 +9,10 @@ import shutil
 
 import pytest
 
-beam_filesystem = pytest.importorskip("apache_beam.io.localfilesystem")
+# apache-beam is the `beam` extra, which `make install` installs: a broken install fails this
+# module at import instead of skipping its tests.
+from apache_beam.io.filesystem import FileMetadata
+from apache_beam.io.localfilesystem import LocalFileSystem
 
 from pipelines.documents import iter_documents
 from pipelines.pretraining_data import write_pretraining_data
@@ -23,7 +26,7 @@ def _local(path):
     return path.removeprefix(PREFIX)
 
 
-class AlbertTestFileSystem(beam_filesystem.LocalFileSystem):
+class AlbertTestFileSystem(LocalFileSystem):
     """`albertfs:///abs/path` is the local `/abs/path` (a stand-in for gs:// in tests)."""
 
     @classmethod
@@ -33,9 +36,9 @@ class AlbertTestFileSystem(beam_filesystem.LocalFileSystem):
     def mkdirs(self, path):
         return super().mkdirs(_local(path))
 
+    # `_list` is the abstract method Beam's FileSystem asks a subclass to implement (its public
+    # `match` calls it), so overriding it is Beam's extension API, not a private attribute.
     def _list(self, dir_or_prefix):
-        from apache_beam.io.filesystem import FileMetadata
-
         for metadata in super()._list(_local(dir_or_prefix)):
             yield FileMetadata(
                 PREFIX + metadata.path, metadata.size_in_bytes, metadata.last_updated_in_seconds

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 import sentencepiece
 import tensorflow as tf
+from release_tarball import train_tiny_sentencepiece
 
 from albert_keras.preprocessing import AlbertTokenizer
 
@@ -46,22 +47,11 @@ def test_equals_sentencepiece_on_officially_normalized_text(tokenizer, release_v
 
 def test_a_cased_vocabulary_is_not_lower_cased(tmp_path):
     text = "The Cat sat . A Dog ran . The Dog sat . " * 30
-    sentencepiece.SentencePieceTrainer.train(
-        sentence_iterator=iter(text.split(" . ")),
-        model_prefix=str(tmp_path / "cased"),
-        vocab_size=30,
-        hard_vocab_limit=False,
-        pad_id=0,
-        unk_id=1,
-        bos_id=-1,
-        eos_id=-1,
-        control_symbols=["[CLS]", "[SEP]", "[MASK]"],
-        minloglevel=2,
-    )
-    cased = AlbertTokenizer(str(tmp_path / "cased.model"))
+    cased_model = train_tiny_sentencepiece(tmp_path / "cased", text, vocab_size=30)
+    cased = AlbertTokenizer(str(cased_model))
     assert not cased.lowercases
     assert cased(["The Cat"]).to_list() != cased(["the cat"]).to_list()
-    forced = AlbertTokenizer(str(tmp_path / "cased.model"), lowercase=True)
+    forced = AlbertTokenizer(str(cased_model), lowercase=True)
     assert forced.lowercases and forced.get_config()["lowercase"] is True
 
 

@@ -2,8 +2,10 @@
 
 import pytest
 import sentencepiece
-from release_helpers import tiny_pretrainer, train_tiny_sentencepiece, write_release_tarball
+from release_helpers import tiny_pretrainer
+from release_tarball import train_tiny_sentencepiece, write_release_tarball
 
+from albert_keras.convert import official_from_model, write_tf1_checkpoint
 from albert_keras.presets import release_presets
 
 
@@ -19,10 +21,16 @@ def preset_cache(tmp_path, monkeypatch):
 def release(tmp_path_factory):
     """A release-layout tarball from random weights, its pretrainer and its vocabulary."""
     folder = tmp_path_factory.mktemp("release")
-    spm_model = train_tiny_sentencepiece(folder / "30k-clean")
+    text = "the cat sat on the mat . a dog ran in the park . my dog is cute . " * 20
+    spm_model = train_tiny_sentencepiece(folder / "30k-clean", text, vocab_size=48)
     pieces = sentencepiece.SentencePieceProcessor(model_file=str(spm_model)).get_piece_size()
     pretrainer = tiny_pretrainer(pieces)
-    archive = write_release_tarball(pretrainer, spm_model, folder / "albert_tiny_v2.tar.gz")
+    config, weights = official_from_model(pretrainer)
+    archive = write_release_tarball(
+        folder / "albert_tiny_v2.tar.gz",
+        lambda release: write_tf1_checkpoint(config, weights, release),
+        spm_model,
+    )
     return {"archive": archive, "pretrainer": pretrainer, "spm_model": spm_model}
 
 
