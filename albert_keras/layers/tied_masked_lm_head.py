@@ -80,42 +80,41 @@ class TiedMaskedLMHead(keras.layers.Layer):
         self.bias_initializer = keras.initializers.get(bias_initializer)
 
     def build(self, inputs_shape, mask_positions_shape=None):
-        if self.token_embedding is not None:
-            feature_size = self.token_embedding.output_dim
-        else:
-            feature_size = inputs_shape[-1]
+        # The transform keeps the width the logits need: the tied table's E, or the input's.
+        width = self.token_embedding.output_dim if self.token_embedding else inputs_shape[-1]
+        gathered = (inputs_shape[0], None)  # P masked positions; no weight depends on P
         # === Layers ===
-        # The attribute names are keras-hub's: Keras saves a sublayer's weights under the
-        # attribute that holds it, so these names are the paths in every .keras file written so
-        # far (a public property returning a sublayer would be saved under its name instead).
+        # Keras saves a sublayer's weights under the attribute holding it, so these attribute
+        # and layer names are the paths inside every .keras file written so far (and keras-hub's
+        # MaskedLMHead's): they stay. Public access is through the variable properties below.
         self._intermediate_dense = keras.layers.Dense(
-            feature_size,
+            width,
             activation=self.intermediate_activation,
             kernel_initializer=self.kernel_initializer,
             bias_initializer=self.bias_initializer,
             dtype=self.dtype_policy,
             name="intermediate_dense",
         )
+        self._intermediate_dense.build(gathered + (inputs_shape[-1],))
         self._intermediate_layer_norm = keras.layers.LayerNormalization(
             epsilon=self.layer_norm_epsilon, dtype=self.dtype_policy, name="intermediate_layer_norm"
         )
-        # The gathered length does not change any weight shape.
-        self._intermediate_dense.build((inputs_shape[0], None, inputs_shape[-1]))
-        self._intermediate_layer_norm.build((inputs_shape[0], None, feature_size))
+        self._intermediate_layer_norm.build(gathered + (width,))
         # === Weights ===
+        # An untied head has its own (width, V) output kernel; a tied one reads the embedding's.
         self._kernel = None
         if self.token_embedding is None:
             self._kernel = self.add_weight(
-                name="output_kernel",
-                shape=[feature_size, self.vocabulary_size],
+                shape=(width, self.vocabulary_size),
                 initializer=self.kernel_initializer,
                 dtype=self.dtype,
+                name="output_kernel",
             )
         self._bias = self.add_weight(
-            name="output_bias",
-            shape=[self.vocabulary_size],
+            shape=(self.vocabulary_size,),
             initializer=self.bias_initializer,
             dtype=self.dtype,
+            name="output_bias",
         )
 
     # Read-only views for converters and tests. Variables only: Keras saving does not walk them,
