@@ -51,6 +51,9 @@ keras.utils.set_random_seed(1); ak.AlbertBackbone.from_config(b.get_config()).sa
   run v1-pretrained-2ep-lr1e-3 $V1 --model $P --epochs 2 --learning_rate 1e-3
   run v1-random-3ep-lr3e-4 $V1 --model $RND --epochs 3 --learning_rate 3e-4
   run v1-random-2ep-lr1e-3 $V1 --model $RND --epochs 2 --learning_rate 1e-3
+  run v1-pretrained-untrained-seed2 $V1 --model $P --epochs 0 --seed 2
+  run v1-pretrained-3ep-lr3e-4-seed2 $V1 --model $P --epochs 3 --learning_rate 3e-4 --seed 2
+  run v1-random-3ep-lr3e-4-seed2 $V1 --model $RND --epochs 3 --learning_rate 3e-4 --seed 2
   run v2-pretrained-untrained $V2 --model $P --epochs 0
   run v2-pretrained-3ep-lr3e-4 $V2 --model $P --epochs 3 --learning_rate 3e-4
   run v2-random-3ep-lr3e-4 $V2 --model $RND --epochs 3 --learning_rate 3e-4
@@ -62,8 +65,11 @@ keras.utils.set_random_seed(1); ak.AlbertBackbone.from_config(b.get_config()).sa
   $PY docs/runs/squad_se.py "$OUT/data/dev-v1.1.json" $(for r in v1-pretrained-untrained \
     v1-random-untrained v1-pretrained-8ep-lr5e-4 v1-pretrained-3ep-lr3e-4 v1-pretrained-2ep-lr1e-3 \
     v1-random-3ep-lr3e-4 v1-random-2ep-lr1e-3; do echo "$r=$FT/$r"; done)
+  $PY docs/runs/squad_se.py "$OUT/data/dev-v1.1.json" $(for r in v1-pretrained-untrained-seed2 \
+    v1-pretrained-3ep-lr3e-4-seed2 v1-random-3ep-lr3e-4-seed2; do echo "$r=$FT/$r"; done)
   $PY docs/runs/squad_by_type.py "$OUT/data/dev-v1.1.json" $(for r in v1-pretrained-untrained \
-    v1-random-untrained v1-pretrained-3ep-lr3e-4 v1-random-3ep-lr3e-4; do echo "$FT/$r"; done)
+    v1-random-untrained v1-pretrained-3ep-lr3e-4 v1-random-3ep-lr3e-4 v1-pretrained-untrained-seed2 \
+    v1-pretrained-3ep-lr3e-4-seed2 v1-random-3ep-lr3e-4-seed2; do echo "$FT/$r"; done)
   $PY docs/runs/squad_auc.py "$OUT/data/dev-v2.0.json" "$FT/v2-pretrained-untrained" \
     "$FT/v2-pretrained-3ep-lr3e-4" "$FT/v2-random-3ep-lr3e-4"
   $PY docs/runs/squad_score_model.py "$FT/v1-pretrained-8ep-lr5e-4" $SPM "$OUT/data/train-v1.1.json" ;;
