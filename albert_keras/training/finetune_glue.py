@@ -19,7 +19,6 @@ import os
 import pathlib
 import shutil
 import time
-import zipfile
 
 import keras
 import numpy as np
@@ -33,8 +32,9 @@ from albert_keras.glue.glue_tasks import get_glue_task
 from albert_keras.glue.submission import write_submission
 from albert_keras.glue.tfds_reader import read_glue_tfds
 from albert_keras.glue.tsv_reader import read_glue_tsv
-from albert_keras.models import AlbertBackbone, AlbertClassifier
+from albert_keras.models import AlbertClassifier
 from albert_keras.optimizers import AdamWeightDecay, WarmupLinearDecay
+from albert_keras.training.model_files import find_spm_model, load_model_file, save_keras
 from albert_keras.training.precision import choose_precision, in_precision, loss_scaled
 from albert_keras.training.step_progress import progress_callbacks
 from albert_keras.training.stop_at_step import StopAtStep
@@ -104,13 +104,13 @@ def finetune_glue(
     read = _reader(source, glue_dir)
     train = read(task, "train")
     devs = {split: read(task, split) for split in task.dev_splits}
-    backbone, model_name = _load_backbone(model)
+    _, backbone, model_name = load_model_file(model)
     precision, why = choose_precision(mixed_precision, None)
     if verbose:
         print(f"mixed precision: {precision} ({why})")
     backbone = in_precision(backbone, precision)
     settings["mixed_precision"] = precision
-    spm_path = _find_spm_model(model, spm_model)
+    spm_path = find_spm_model(model, spm_model)
     encoder = GlueEncoder(spm_path, settings["max_seq_length"])
     _check_compatible(backbone, encoder, settings["max_seq_length"], spm_path)
     output_dir = pathlib.Path(output_dir)
@@ -162,7 +162,7 @@ def finetune_glue(
         write_submission(output_dir / "submission" / f"{stem}.tsv", predicted_task, test.index,
                          predictions)  # fmt: skip
         files["submission"].append(f"submission/{stem}.tsv")
-    _save_model(classifier, output_dir / "model.keras")
+    save_keras(classifier, output_dir / "model.keras")
 
     best = max(history, key=lambda h: _finite(h[task.main_metric]))
     summary.update(
@@ -288,57 +288,6 @@ def _test_splits(task: GlueTask):
             yield split, stem, diagnostic
 
 
-def _load_backbone(model) -> tuple[AlbertBackbone, str]:
-    if isinstance(model, keras.Model):
-        loaded, name = model, type(model).__name__
-    else:
-        path = pathlib.Path(model)
-        if not path.is_file():
-            raise FileNotFoundError(f"{path}: --model not found")
-        try:
-            loaded = keras.saving.load_model(path, compile=False)
-        # Keras raises any of these for a file that is not a .keras archive of known classes.
-        except (
-            ValueError,
-            TypeError,
-            KeyError,
-            OSError,
-            RuntimeError,
-            zipfile.BadZipFile,
-        ) as error:
-            reason = str(error).strip().splitlines()[0] if str(error).strip() else ""
-            raise ValueError(
-                f"{path}: not a loadable .keras model ({type(error).__name__}: {reason[:200]})"
-            ) from None
-        name = str(path)
-    backbone = loaded if isinstance(loaded, AlbertBackbone) else getattr(loaded, "backbone", None)
-    if not isinstance(backbone, AlbertBackbone):
-        # ValueError, not TypeError: the CLI reports ValueErrors as one-line errors.
-        raise ValueError(  # noqa: TRY004
-            f"{name}: a {type(loaded).__name__}, not an AlbertBackbone, "
-            "AlbertPretrainer or AlbertClassifier"
-        )
-    return backbone, name
-
-
-def _find_spm_model(model, spm_model) -> pathlib.Path:
-    if spm_model is not None:
-        path = pathlib.Path(spm_model)
-        if not path.is_file():
-            raise FileNotFoundError(f"{path}: --spm_model not found")
-        return path
-    if isinstance(model, keras.Model):
-        raise ValueError("spm_model is required with an in-memory model")  # noqa: TRY004
-    folder = pathlib.Path(model).parent
-    if (folder / "spm.model").is_file():
-        return folder / "spm.model"
-    candidates = sorted(folder.glob("*.model"))
-    if len(candidates) == 1:
-        return candidates[0]
-    found = f" (found {len(candidates)} *.model files)" if candidates else ""
-    raise ValueError(f"no SentencePiece model beside {model}{found}: pass --spm_model")
-
-
 def _check_compatible(backbone, encoder: GlueEncoder, max_seq_length: int, spm_path) -> None:
     config = backbone.get_config()
     if encoder.vocabulary_size > config["vocabulary_size"]:
@@ -351,12 +300,6 @@ def _check_compatible(backbone, encoder: GlueEncoder, max_seq_length: int, spm_p
             f"--max_seq_length {max_seq_length} exceeds the model's "
             f"{config['max_sequence_length']} positions"
         )
-
-
-def _save_model(model: keras.Model, path: pathlib.Path) -> None:
-    """Saves under a temporary name, then renames: `path` is never half-written."""
-    with atomic_write.atomic_path(path) as temporary:
-        model.save(temporary)
 
 
 def _finite(value: float) -> float:

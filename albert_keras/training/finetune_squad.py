@@ -32,7 +32,7 @@ from albert_keras.squad.squad_features import make_squad_features
 from albert_keras.squad.squad_metrics import evaluate_squad
 from albert_keras.squad.squad_predictions import squad_predictions, write_squad_predictions
 from albert_keras.squad.tfds_reader import read_squad_tfds
-from albert_keras.training.finetune_glue import _find_spm_model, _load_backbone, _save_model
+from albert_keras.training.model_files import find_spm_model, load_model_file, save_keras
 from albert_keras.training.precision import choose_precision, in_precision, loss_scaled
 from albert_keras.training.step_progress import progress_callbacks
 from albert_keras.training.strategy import get_strategy
@@ -78,7 +78,8 @@ def finetune_squad(
         source: `"json"` or `"tfds"` (`squad/v1.1`, `squad/v2.0`: train and validation).
         tfds_data_dir: tfds's data folder for `source="tfds"`.
         spm_model: the SentencePiece model; default beside a `model` path.
-        head: `"simple"` or `"v2"`; default simple for 1.1, v2 for 2.0.
+        head: `"simple"` or `"v2"`; default: a saved `AlbertQuestionAnswerer`'s own head (kept
+            with its trained weights), else simple for 1.1 and v2 for 2.0.
         max_seq_length, doc_stride, max_query_length: feature settings (official 384/128/64).
         batch_size: int. Training batch (official 48).
         epochs: float. Passes over the training features (official 2); 0 trains nothing.
@@ -102,13 +103,12 @@ def finetune_squad(
     started = time.time()
     if version not in LEARNING_RATES:
         raise ValueError(f"version={version!r}: choose 1.1 or 2.0")
-    head = head or ("simple" if version == "1.1" else "v2")
     learning_rate = LEARNING_RATES[version] if learning_rate is None else learning_rate
     if epochs < 0 or not 0 <= warmup_proportion <= 1:
         raise ValueError(f"epochs={epochs} must be >= 0, warmup_proportion in [0, 1]")
     keras.utils.set_random_seed(seed)
     train, predict = _read(version, source, train_file, predict_file, tfds_data_dir, epochs)
-    spm_path = _find_spm_model(model, spm_model)
+    spm_path = find_spm_model(model, spm_model)
     settings = {
         "max_seq_length": max_seq_length,
         "doc_stride": doc_stride,
@@ -123,12 +123,20 @@ def finetune_squad(
 
     distribution = get_strategy(strategy)
     with _scope(distribution):
-        backbone, model_name = _load_backbone(model)
+        loaded, backbone, model_name = load_model_file(model)
+        trained = loaded if isinstance(loaded, AlbertQuestionAnswerer) else None
+        head = head or (trained.head if trained else "simple" if version == "1.1" else "v2")
         precision, why = choose_precision(mixed_precision, distribution)
         print(f"mixed precision: {precision} ({why})")
         backbone = in_precision(backbone, precision)
         _check_compatible(backbone, max_seq_length, spm_path, predict_features)
         answerer = AlbertQuestionAnswerer(backbone, head=head)
+        if trained is not None and trained.head == head:
+            # A fine-tuned answerer goes on with its own head (to predict, or train further).
+            answerer.set_weights(trained.get_weights())
+            print(f"{model_name}: its trained {head} head kept")
+        elif trained is not None:
+            print(f"{model_name}: its {trained.head} head dropped for a new {head} head")
         steps = 0
         if train_features is not None:
             steps_per_epoch = len(train_features) // batch_size
@@ -170,7 +178,7 @@ def finetune_squad(
         )
         if version == "2.0":  # the spans alone: every question answered (HasAns_* = span skill)
             summary["metrics_always_answering"] = evaluate_squad(dataset, result.answers())
-    _save_model(answerer, output_dir / "model.keras")
+    save_keras(answerer, output_dir / "model.keras")
     summary.update(
         {
             "null_threshold": threshold,

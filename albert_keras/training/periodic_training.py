@@ -8,6 +8,7 @@ import keras
 
 from albert_keras.training.fit_timer import FitTimer
 from albert_keras.training.flag_checks import check_positive
+from albert_keras.training.model_files import save_keras
 from albert_keras.training.step_checkpoint import StepCheckpoint
 from albert_keras.training.step_progress import progress_callbacks
 from albert_keras.training.step_tensor_board import tensorboard_callbacks
@@ -124,8 +125,7 @@ class PeriodicTraining:
         """Saves `model` as `output_dir/name` atomically (a kill leaves no half-written file)."""
         os.makedirs(self.output_dir, exist_ok=True)
         path = os.path.join(self.output_dir, name)
-        with atomic_write.atomic_path(path) as temporary:
-            model.save(temporary)
+        save_keras(model, path)
         return path
 
     def save_pretrainer(self, pretrainer: keras.Model, spm_model: str | None = None) -> None:

@@ -36,17 +36,20 @@ def batches(seed=0):
     }
 
 
+TINY = {
+    "vocabulary_size": VOCABULARY,
+    "num_layers": 2,
+    "num_heads": 2,
+    "embedding_dim": 8,
+    "hidden_dim": 16,
+    "intermediate_dim": 32,
+    "max_sequence_length": LENGTH,
+}
+
+
 def trained_weights(make_optimizer, batch_size, initial):
-    backbone = AlbertBackbone(
-        vocabulary_size=VOCABULARY,
-        num_layers=2,
-        num_heads=2,
-        embedding_dim=8,
-        hidden_dim=16,
-        intermediate_dim=32,
-        max_sequence_length=LENGTH,
-        dropout=0.0,  # dropout masks would differ between the two batchings
-    )
+    # No dropout: its masks would differ between the two batchings.
+    backbone = AlbertBackbone(**TINY, dropout=0.0)
     pretrainer = AlbertPretrainer(backbone)
     pretrainer.set_weights(initial)
     pretrainer.compile(optimizer=make_optimizer())
@@ -57,16 +60,7 @@ def trained_weights(make_optimizer, batch_size, initial):
 @pytest.fixture(scope="module")
 def initial_weights():
     keras.utils.set_random_seed(11)
-    backbone = AlbertBackbone(
-        vocabulary_size=VOCABULARY,
-        num_layers=2,
-        num_heads=2,
-        embedding_dim=8,
-        hidden_dim=16,
-        intermediate_dim=32,
-        max_sequence_length=LENGTH,
-    )
-    return AlbertPretrainer(backbone).get_weights()
+    return AlbertPretrainer(AlbertBackbone(**TINY)).get_weights()
 
 
 @pytest.mark.parametrize(

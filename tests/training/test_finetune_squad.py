@@ -74,10 +74,22 @@ def test_v2_run_writes_official_files(tmp_path, saved_model, squad_files, capsys
     assert "HasAns_f1" in summary["metrics_always_answering"]
     loaded = keras.saving.load_model(out / "model.keras")
     assert isinstance(loaded, ak.models.AlbertQuestionAnswerer) and loaded.head == "v2"
-    out = capsys.readouterr().out
-    assert "SQuAD 2.0:" in out
+    printed = capsys.readouterr().out
+    assert "SQuAD 2.0:" in printed
     steps = summary["steps"]
-    assert f"step {steps}/{steps} (100%)" in out and "Epoch" not in out  # progress in steps
+    assert f"step {steps}/{steps} (100%)" in printed and "Epoch" not in printed  # in steps
+
+    # The fine-tuned model.keras, predicting only: its trained head is kept (same answers).
+    code = cli.main(["finetune-squad", "--version", "2.0", "--predict_file", str(dev),
+                     "--model", str(out / "model.keras"), "--spm_model",
+                     str(saved_model.parent / "spm.model"), "--output_dir",
+                     str(tmp_path / "again"), "--epochs", "0", *SMALL])  # fmt: skip
+    assert code == 0 and "its trained v2 head kept" in capsys.readouterr().out
+    again = json.loads((tmp_path / "again" / "metrics.json").read_text())
+    assert again["head"] == "v2"
+    assert json.loads((tmp_path / "again" / "null_odds.json").read_text()) == pytest.approx(
+        null_odds, abs=1e-3
+    )
 
 
 def test_v1_predict_only_and_bad_input(tmp_path, saved_model, squad_files, capsys):
