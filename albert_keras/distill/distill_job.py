@@ -202,9 +202,7 @@ def distill(
     summary = {
         **training.summary(
             batch_size * seq_length,
-            records=records,
-            eval_records=eval_records,
-            eval_steps=eval_steps,
+            **inputs.description(),
             jit_compile=use_xla,
             steps_per_execution=steps_per_execution,
             spm_model=spm_model,

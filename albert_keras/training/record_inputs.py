@@ -56,6 +56,15 @@ class RecordInputs:
         )
         self.num_examples = count_records(self.files, "--records")
         self.num_eval_examples = count_records(self.eval_files, "--eval_records")
+        self.eval_steps = 0  # set by `eval_data`
+
+    def description(self) -> dict:
+        """The globs and held-out steps, as a run's summary records them."""
+        return {
+            "records": self.records,
+            "eval_records": self.eval_records,
+            "eval_steps": self.eval_steps,
+        }
 
     def absolute_files(self) -> list[str]:
         """The training files as absolute paths (URLs unchanged), for a run's resume key."""
@@ -99,6 +108,7 @@ class RecordInputs:
         if eval_steps < 0:
             raise ValueError(f"--eval_steps={eval_steps} must be >= 0")
         if not self.eval_files:
+            self.eval_steps = 0
             return None, 0
         examples = self.num_eval_examples
         if examples < batch_size:
@@ -107,6 +117,7 @@ class RecordInputs:
             )
         full_batches = examples // batch_size
         steps = min(eval_steps, full_batches) if eval_steps else full_batches
+        self.eval_steps = steps
         dataset = read_pretraining_records(
             self.eval_files,
             batch_size,
