@@ -16,7 +16,6 @@ state (the teacher's frozen weights included) and the batches are a pure functio
 import glob
 import json
 import os
-import zipfile
 
 import keras
 
@@ -26,6 +25,7 @@ from albert_keras.models import AlbertBackbone, AlbertPretrainer
 from albert_keras.optimizers import Lamb, WarmupLinearDecay
 from albert_keras.training import strategy as strategies
 from albert_keras.training.flag_checks import check_positive
+from albert_keras.training.model_files import load_keras_file
 from albert_keras.training.periodic_training import PeriodicTraining
 from albert_keras.training.precision import loss_scaled
 from albert_keras.training.pretrain_job import OFFICIAL_WARMUP_FRACTION
@@ -225,15 +225,7 @@ def distill(
 
 
 def _load_teacher(path: str) -> AlbertPretrainer:
-    try:
-        model = keras.saving.load_model(path, compile=False)
-    # Keras raises any of these for a file that is not a .keras archive of known classes.
-    except (ValueError, TypeError, KeyError, OSError, RuntimeError, zipfile.BadZipFile) as error:
-        reason = str(error).strip().splitlines()[0] if str(error).strip() else ""
-        raise ValueError(
-            f"--teacher {path}: not a loadable .keras model ({type(error).__name__}: "
-            f"{reason[:200]})"
-        ) from None
+    model = load_keras_file(path, "--teacher ")
     if not isinstance(model, AlbertPretrainer):
         # ValueError, not TypeError: the CLI reports ValueErrors as one-line errors.
         raise ValueError(  # noqa: TRY004

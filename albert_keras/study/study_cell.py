@@ -134,6 +134,7 @@ def _random_init(settings, config, seed, pretrain_dir) -> dict:
     import keras
 
     from albert_keras.models import AlbertBackbone, AlbertPretrainer
+    from albert_keras.training.model_files import save_keras
 
     backbone_config = dict(AlbertBackbone.presets[settings["preset"]])
     if "vocabulary_size" not in config:
@@ -147,8 +148,7 @@ def _random_init(settings, config, seed, pretrain_dir) -> dict:
     pretrainer = AlbertPretrainer(backbone, sentence_objective="sop")
     os.makedirs(pretrain_dir, exist_ok=True)
     for model, name in ((pretrainer, "model.keras"), (backbone, "backbone.keras")):
-        with atomic_write.atomic_path(os.path.join(pretrain_dir, name)) as temporary:
-            model.save(temporary)
+        save_keras(model, os.path.join(pretrain_dir, name))
     summary = {
         "config": {"backbone": backbone_config, "seed": seed, "sentence_objective": "sop"},
         "parameters": int(backbone.count_params()),

@@ -1,5 +1,6 @@
 """A fine-tuning job's model files: the `.keras` it starts from, the SentencePiece model beside
-it, and the `.keras` it writes (`load_model_file`, `find_spm_model`, `save_keras`)."""
+it, and the `.keras` it writes (`load_model_file`, `load_keras_file`, `find_spm_model`,
+`save_keras`)."""
 
 import pathlib
 import zipfile
@@ -34,22 +35,7 @@ def load_model_file(model) -> tuple[keras.Model, AlbertBackbone, str]:
         path = pathlib.Path(model)
         if not path.is_file():
             raise FileNotFoundError(f"{path}: --model not found")
-        try:
-            loaded = keras.saving.load_model(path, compile=False)
-        # Keras raises any of these for a file that is not a .keras archive of known classes.
-        except (
-            ValueError,
-            TypeError,
-            KeyError,
-            OSError,
-            RuntimeError,
-            zipfile.BadZipFile,
-        ) as error:
-            reason = str(error).strip().splitlines()[0] if str(error).strip() else ""
-            raise ValueError(
-                f"{path}: not a loadable .keras model ({type(error).__name__}: {reason[:200]})"
-            ) from None
-        name = str(path)
+        loaded, name = load_keras_file(path), str(path)
     backbone = loaded if isinstance(loaded, AlbertBackbone) else getattr(loaded, "backbone", None)
     if not isinstance(backbone, AlbertBackbone):
         # ValueError, not TypeError: the CLI reports ValueErrors as one-line errors.
@@ -58,6 +44,24 @@ def load_model_file(model) -> tuple[keras.Model, AlbertBackbone, str]:
             "AlbertPretrainer or AlbertClassifier"
         )
     return loaded, backbone, name
+
+
+def load_keras_file(path, flag: str = "") -> keras.Model:
+    """`keras.saving.load_model(path, compile=False)`, with one line naming the file (after
+    `flag`, e.g. `"--teacher "`) when it is not a `.keras` archive of known classes.
+
+    Example:
+    >>> type(load_keras_file("albert.keras")).__name__
+    'AlbertPretrainer'
+    """
+    try:
+        return keras.saving.load_model(path, compile=False)
+    # Keras raises any of these for a file that is not a .keras archive of known classes.
+    except (ValueError, TypeError, KeyError, OSError, RuntimeError, zipfile.BadZipFile) as error:
+        reason = str(error).strip().splitlines()[0] if str(error).strip() else ""
+        raise ValueError(
+            f"{flag}{path}: not a loadable .keras model ({type(error).__name__}: {reason[:200]})"
+        ) from None
 
 
 def find_spm_model(model, spm_model) -> pathlib.Path:
