@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # The tiny SQuAD run of docs/squad.md ("A tiny run at 128 positions"), from the repository root:
 #   bash docs/runs/squad_tiny128.sh [OUT] [STAGE...]     (stages: data vocab records pretrain
-#                                                         finetune; default all, in that order)
+#                                                         finetune cloze copy; default all, in that order)
 # OUT defaults to /work/runs/squad128; PYTHON to python. Data is read from ../shared/data.
 set -euo pipefail
 OUT=${1:-/work/runs/squad128}; shift || true
-STAGES=${*:-data vocab records pretrain finetune}
+STAGES=${*:-data vocab records pretrain finetune cloze copy}
 PY=${PYTHON:-python}
 D=../shared/data G=../shared/data/corpus/gutenberg SPM=$OUT/vocab/books8k.model
 BOOKS="$G/1342-0.txt,$G/145.txt,$G/2600-0.txt,$G/2701-0.txt,$G/98-0.txt"  # 1661 held out
@@ -73,5 +73,42 @@ keras.utils.set_random_seed(1); ak.AlbertBackbone.from_config(b.get_config()).sa
   $PY docs/runs/squad_auc.py "$OUT/data/dev-v2.0.json" "$FT/v2-pretrained-untrained" \
     "$FT/v2-pretrained-3ep-lr3e-4" "$FT/v2-random-3ep-lr3e-4"
   $PY docs/runs/squad_score_model.py "$FT/v1-pretrained-8ep-lr5e-4" $SPM "$OUT/data/train-v1.1.json" ;;
+cloze)  # span-selection pre-training on cloze questions from the books and the training contexts
+  C=$OUT/cloze P=$OUT/pretrain/backbone.keras
+  mkdir -p "$C"
+  COMMON="--spm_model $SPM --max_seq_length 128 --doc_stride 64 --max_query_length 32
+    --batch_size 32 --seed 1 --strategy cpu --mixed_precision float32"
+  V1="--version 1.1 --predict_file $OUT/data/dev-v1.1.json $COMMON"
+  TEXT="$OUT/data/train-contexts.txt,$G/1342-0.txt=3000,$G/145.txt=3000,$G/2600-0.txt=3000,$G/2701-0.txt=3000,$G/98-0.txt=3000"
+  $PY docs/runs/squad_cloze.py "$C/cloze-v1.1.json" --text "$TEXT" --per_sentence 2 --max_words 200
+  $PY docs/runs/squad_cloze.py "$C/cloze2-v1.1.json" --text "$TEXT" --per_sentence 2 --max_words 120 --drop 0.1
+  $PY docs/runs/squad_cloze.py "$C/heldout-cloze.json" --text "$G/1661.txt=500" --max_words 120 --drop 0.1 --seed 2
+  run() { local name=$1; shift; local t0=$SECONDS
+    $PY -m albert_keras_cli finetune-squad "$@" --output_dir "$C/$name" > "$C/$name.log" 2>&1
+    echo "$name: $((SECONDS - t0)) s" | tee -a "$C/wall.txt"; }
+  run c-pre-1ep $V1 --train_file "$C/cloze-v1.1.json" --model $P --epochs 1 --learning_rate 3e-4
+  run c-pre-1ep-then-3ep $V1 --train_file "$OUT/data/train-v1.1.json" --model "$C/c-pre-1ep/model.keras" --epochs 3 --learning_rate 3e-4
+  run c2-pre-3ep-lr1e-3 $V1 --train_file "$C/cloze2-v1.1.json" --model $P --epochs 3 --learning_rate 1e-3
+  run c2-pre-3ep-lr1e-3-then-3ep $V1 --train_file "$OUT/data/train-v1.1.json" --model "$C/c2-pre-3ep-lr1e-3/model.keras" --epochs 3 --learning_rate 3e-4
+  for r in c-pre-1ep c2-pre-3ep-lr1e-3; do
+    $PY docs/runs/squad_score_model.py "$C/$r" $SPM "$C/heldout-cloze.json"; done
+  $PY docs/runs/squad_se.py "$OUT/data/dev-v1.1.json" untrained=$OUT/finetune/v1-pretrained-untrained \
+    ft3=$OUT/finetune/v1-pretrained-3ep-lr3e-4 $(for r in c-pre-1ep c-pre-1ep-then-3ep \
+    c2-pre-3ep-lr1e-3 c2-pre-3ep-lr1e-3-then-3ep; do echo "$r=$C/$r"; done) ;;
+copy)  # the synthetic "what word follows X?" task: can the tiny backbone learn to match at all?
+  K=$OUT/copy
+  mkdir -p "$K"
+  $PY docs/runs/squad_copy_task.py "$K/train.json" 3000 1 "$OUT/data/train-contexts.txt"
+  $PY docs/runs/squad_copy_task.py "$K/train15k.json" 15000 3 "$OUT/data/train-contexts.txt"
+  $PY docs/runs/squad_copy_task.py "$K/dev.json" 300 2 "$OUT/data/train-contexts.txt"
+  COPY="--version 1.1 --predict_file $K/dev.json --spm_model $SPM --max_seq_length 128 --doc_stride 64
+    --max_query_length 32 --batch_size 32 --seed 1 --strategy cpu --mixed_precision float32"
+  $PY -m albert_keras_cli finetune-squad $COPY --train_file "$K/train.json" --model $OUT/random-backbone.keras \
+    --epochs 5 --learning_rate 1e-3 --output_dir "$K/random-5ep" > "$K/random-5ep.log" 2>&1
+  $PY -m albert_keras_cli finetune-squad $COPY --train_file "$K/train.json" --model $OUT/pretrain/backbone.keras \
+    --epochs 5 --learning_rate 1e-3 --output_dir "$K/pre-5ep" > "$K/pre-5ep.log" 2>&1
+  $PY -m albert_keras_cli finetune-squad $COPY --train_file "$K/train15k.json" --model $OUT/pretrain/backbone.keras \
+    --epochs 2 --learning_rate 3e-4 --output_dir "$K/pre15k-2ep" > "$K/pre15k-2ep.log" 2>&1
+  grep -h "^SQuAD" "$K"/*.log ;;
 *) echo "unknown stage $stage" >&2; exit 2 ;;
 esac; done
