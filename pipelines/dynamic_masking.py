@@ -25,7 +25,8 @@ dozen steps whatever the sequence length; the random order comes from draws with
 Speed (the reader's goal is 20,000 examples/s per core at seq 512): the parts without a random op
 are compiled by XLA, which fuses their element-wise work and runs the loop without TF's per-step
 executor cost (~100 us a step); every draw is a TF stateless op outside them, keyed by the `seed`
-passed in, so a batch and a seed give the same masks on every run and machine.
+passed in, so a batch and a seed give the same masks on every run and machine. Compiling costs
+~1 s once, at the first batch (benchmarks/README.md, "Time to the first batch").
 """
 
 import tensorflow as tf
@@ -43,6 +44,12 @@ __all__ = [
     "remask_batch",
     "restore_original_tokens",
 ]
+
+# Compiled by XLA, traced as written: the functions below branch and loop only on Python values
+# (the loop on tensors is an explicit `tf.while_loop`), so AutoGraph has nothing to convert, yet
+# converting them and every helper they call (parsing and rewriting their source) cost ~0.7
+# CPU-s of the reader's time to its first dynamically masked batch (benchmarks/first_batch.py).
+_xla = tf.function(jit_compile=True, autograph=False)
 
 
 def _gather_rows(values: tf.Tensor, index: tf.Tensor) -> tf.Tensor:
@@ -84,7 +91,7 @@ def _running_counts(flags: list[tf.Tensor], block: int = 16) -> list[tf.Tensor]:
     return tf.unstack(tf.cast(counts[:, :, :width], tf.int32))
 
 
-@tf.function(jit_compile=True)
+@_xla
 def _restore(input_ids, masked_lm_positions, masked_lm_ids, masked_lm_weights):
     return _write_rows(input_ids, masked_lm_positions, masked_lm_ids, masked_lm_weights > 0)
 
@@ -131,7 +138,7 @@ def _ngram_lengths(shape, seed: tf.Tensor, max_ngram: int) -> tf.Tensor:
 # === Compiled by XLA (no random op inside) ===
 
 
-@tf.function(jit_compile=True)
+@_xla
 def _word_structure(input_ids, input_mask, token_boundary, special_ids, max_ngram, prob, slots):
     """Words and budgets (steps 1 and 2 of the module docstring).
 
@@ -171,7 +178,7 @@ def _word_structure(input_ids, input_mask, token_boundary, special_ids, max_ngra
     return candidates_so_far, words_cum, num_words, budget
 
 
-@tf.function(jit_compile=True)
+@_xla
 def _first_draws(draws: tf.Tensor, num_words: tf.Tensor):
     """Words drawn uniformly with replacement, and which draws are a word's first.
 
@@ -195,7 +202,7 @@ def _first_draws(draws: tf.Tensor, num_words: tf.Tensor):
     return words, ~repeat & (num_words[:, None] > 0)
 
 
-@tf.function(jit_compile=True)
+@_xla
 def _greedy_visit(words, first, ngram, max_ngram, words_cum, budget, spans):
     """Runs the official greedy over `words` where `first`, one visited word per loop step.
 
@@ -249,7 +256,7 @@ def _greedy_visit(words, first, ngram, max_ngram, words_cum, budget, spans):
     return tf.while_loop(keep_visiting, visit, (tf.constant(0), *spans))[1:]
 
 
-@tf.function(jit_compile=True)
+@_xla
 def _spans_to_ranks(lo, hi, num_spans):
     """Lists the ranks inside the spans in ascending order, padded with 0.
 
@@ -270,7 +277,7 @@ def _spans_to_ranks(lo, hi, num_spans):
     return ranks, tf.reduce_any(inside, axis=2)
 
 
-@tf.function(jit_compile=True)
+@_xla
 def _apply_masks(input_ids, positions, used, first_draw, second_draw, random_ids, mask_id):
     """Labels, and [MASK] (first_draw < 0.8) / kept / random ids written at the positions."""
     labels = tf.where(used, _gather_rows(input_ids, positions), 0)

@@ -3,7 +3,7 @@
 import keras
 import numpy as np
 import pytest
-from conftest import make_student, make_teacher
+from distill_helpers import make_student, make_teacher
 
 import albert_keras as ak
 from albert_keras.distill import AlbertDistiller

@@ -4,7 +4,7 @@ import keras
 import numpy as np
 import pytest
 import tensorflow as tf
-from conftest import make_student, make_teacher
+from distill_helpers import make_student, make_teacher
 
 from albert_keras.distill import AlbertDistiller
 from albert_keras.distill.distillation_losses import (

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 import tensorflow as tf
-from conftest import make_student, make_teacher
+from distill_helpers import make_student, make_teacher
 
 from albert_keras.distill.warm_start import teacher_layer, warm_start, warm_start_mismatch
 

@@ -3,7 +3,7 @@
 import json
 
 import pytest
-from conftest import make_squad_file
+from squad_helpers import make_squad_file
 
 from albert_keras.squad import read_squad_json, squad_examples_from_tfds
 

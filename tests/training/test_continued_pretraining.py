@@ -3,7 +3,7 @@
 import keras
 import numpy as np
 import pytest
-from conftest import SEQ_LENGTH, VOCABULARY_SIZE
+from synthetic_records import SEQ_LENGTH, VOCABULARY_SIZE
 
 from albert_keras.convert import export_model
 from albert_keras.models import AlbertBackbone, AlbertPretrainer

@@ -10,7 +10,7 @@ import keras
 import numpy as np
 import pytest
 import tensorflow as tf
-from conftest import SEQ_LENGTH, write_synthetic_records
+from synthetic_records import SEQ_LENGTH, write_synthetic_records
 
 import albert_keras as ak
 from albert_keras.cli import main
