@@ -28,6 +28,7 @@ import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
+from _timing import print_table
 from read_pretraining_records import VOCABULARY_SIZE, write_synthetic_records
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -142,9 +143,7 @@ def main(argv=None) -> int:
                 f"{statistics.median(r['cpu'] for r in runs):.2f}",
             ]
         )
-    widths = [max(len(row[c]) for row in [header] + rows) for c in range(len(header))]
-    for row in [header, ["-" * w for w in widths]] + rows:
-        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths)))
+    print_table(header, rows)
     return 0
 
 

@@ -31,6 +31,7 @@ import time
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import numpy as np
+from _timing import print_table
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 VOCABULARY_SIZE = 30000
@@ -196,9 +197,7 @@ def main(argv=None) -> int:
                     f"{cpu / GOAL:.2f}x" if dynamic else "",
                 ]
             )
-    widths = [max(len(row[c]) for row in [header] + rows) for c in range(len(header))]
-    for row in [header, ["-" * w for w in widths]] + rows:
-        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths)))
+    print_table(header, rows)
     return 0
 
 
