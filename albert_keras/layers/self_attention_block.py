@@ -30,16 +30,32 @@ class SelfAttentionBlock(keras.layers.Layer):
         layer_norm_epsilon: float. The LayerNorm's epsilon.
         **kwargs: passed to `keras.layers.Layer`.
 
+    With `query_positions`, only the rows at those positions are computed: their queries attend
+    to the keys and values of every row, and the output projection, residual and LayerNorm run
+    on those rows alone. The result equals the full block's output gathered at the positions
+    (up to float round-off) at a fraction of the cost when the positions are few, as in
+    pretraining's last layer, whose only rows the losses read are [CLS] and the masked ones.
+
     Call args:
         inputs: float tensor (batch, time, H).
-        attention_mask: optional bool tensor broadcastable to (batch, heads, time, time);
+        attention_mask: optional bool tensor broadcastable to (batch, heads, queries, time);
             True where a query may attend to a key. (batch, 1, 1, time) masks padding keys.
+        query_positions: optional int tensor (batch, Q). The rows to compute (any order,
+            repeats allowed); the output is then (batch, Q, H). None: every row.
         training: bool. Whether dropout is active.
 
     Example:
     >>> block = SelfAttentionBlock(num_heads=2)
-    >>> tuple(block(np.ones((2, 5, 16), "float32")).shape)
+    >>> x = np.random.default_rng(0).normal(size=(2, 5, 16)).astype("float32")
+    >>> tuple(block(x).shape)
     (2, 5, 16)
+    >>> positions = np.array([[0, 3], [0, 1]])
+    >>> rows = block(x, query_positions=positions)
+    >>> tuple(rows.shape)
+    (2, 2, 16)
+    >>> bool(np.allclose(rows, np.take_along_axis(np.asarray(block(x)), positions[..., None], 1),
+    ...                  atol=1e-5))
+    True
     """
 
     def __init__(self, num_heads, dropout=0.0, layer_norm_epsilon=1e-12, **kwargs):
@@ -82,11 +98,18 @@ class SelfAttentionBlock(keras.layers.Layer):
         )
         self.layer_norm.build(inputs_shape)
 
-    def call(self, inputs, attention_mask=None, training=None):
-        batch_size, length, hidden_dim = ops.shape(inputs)
-        heads_shape = (batch_size, length, self.num_heads, self.head_dim)
+    def call(self, inputs, attention_mask=None, query_positions=None, training=None):
+        batch_size, hidden_dim = ops.shape(inputs)[0], ops.shape(inputs)[-1]
+        if query_positions is None:
+            residual = inputs
+            query, key, value = ops.split(self.qkv_dense(inputs), 3, axis=-1)
+        else:
+            residual = ops.take_along_axis(inputs, ops.expand_dims(query_positions, -1), axis=1)
+            query, key, value = self._gathered_query_key_value(inputs, residual)
+        # (batch, rows, heads, head_dim); the query rows may be fewer than the key rows.
         query, key, value = (
-            ops.reshape(part, heads_shape) for part in ops.split(self.qkv_dense(inputs), 3, axis=-1)
+            ops.reshape(part, (batch_size, -1, self.num_heads, self.head_dim))
+            for part in (query, key, value)
         )
         dropout = training and self.dropout > 0
         if dropout or fast_paths_enabled():
@@ -95,13 +118,31 @@ class SelfAttentionBlock(keras.layers.Layer):
             )
         else:
             x = ops.dot_product_attention(query, key, value, mask=attention_mask)
-        x = ops.reshape(x, (batch_size, length, hidden_dim))
+        x = ops.reshape(x, (batch_size, -1, hidden_dim))
         x = self.output_dense(x)
         x = self.output_dropout(x, training=training)
-        return self.layer_norm(inputs + x)
+        return self.layer_norm(residual + x)
 
-    def compute_output_shape(self, inputs_shape):
-        return inputs_shape
+    def _gathered_query_key_value(self, inputs, query_inputs):
+        """Queries from the rows `query_inputs`, keys and values from every row of `inputs`.
+
+        The fused kernel is split (H, H) + (H, 2H) rather than run on every row before the
+        queries are gathered: the query projection then costs Q rows, not all of them, and the
+        kernel's gradient is one concat of the two parts'.
+        """
+        hidden_dim = self.num_heads * self.head_dim
+        kernel = ops.cast(self.qkv_dense.kernel, self.compute_dtype)
+        bias = ops.cast(self.qkv_dense.bias, self.compute_dtype)
+        query_kernel, key_value_kernel = ops.split(kernel, [hidden_dim], axis=-1)
+        query_bias, key_value_bias = ops.split(bias, [hidden_dim], axis=-1)
+        query = ops.matmul(query_inputs, query_kernel) + query_bias
+        key, value = ops.split(ops.matmul(inputs, key_value_kernel) + key_value_bias, 2, axis=-1)
+        return query, key, value
+
+    def compute_output_shape(self, inputs_shape, query_positions_shape=None):
+        if query_positions_shape is None:
+            return inputs_shape
+        return tuple(query_positions_shape) + (inputs_shape[-1],)
 
     def get_config(self):
         config = super().get_config()

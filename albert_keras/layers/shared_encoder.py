@@ -40,15 +40,25 @@ class SharedEncoder(keras.layers.Layer):
         layer_norm_epsilon: float. The LayerNorms' epsilon.
         **kwargs: passed to `keras.layers.Layer`.
 
+    With `output_positions`, the last block (the last layer's last inner repetition) computes
+    only the rows at those positions (`SelfAttentionBlock`'s `query_positions`; its keys and
+    values still come from every row), and the encoder returns those rows: the full output
+    gathered at the positions, up to float round-off, for less work when they are few.
+
     Call args:
         inputs: float tensor (batch, time, H).
         padding_mask: optional int or bool tensor (batch, time); 1 at real tokens, 0 at padding.
+        output_positions: optional int tensor (batch, Q). The output rows wanted; the output is
+            then (batch, Q, H). None: every row.
         training: bool. Whether dropout is active.
 
     Example:
     >>> encoder = SharedEncoder(num_layers=4, num_heads=2, intermediate_dim=32, num_groups=2)
     >>> tuple(encoder(np.ones((2, 5, 16), "float32"), padding_mask=np.ones((2, 5), "int32")).shape)
     (2, 5, 16)
+    >>> rows = encoder(np.ones((2, 5, 16), "float32"), output_positions=np.array([[0, 2], [0, 4]]))
+    >>> tuple(rows.shape)
+    (2, 2, 16)
     """
 
     def __init__(
@@ -123,24 +133,34 @@ class SharedEncoder(keras.layers.Layer):
         owner = layer * self.num_groups // self.num_layers if shared else layer
         return owner * self.num_inner_repetitions + inner
 
-    def call(self, inputs, padding_mask=None, training=None):
+    def call(self, inputs, padding_mask=None, output_positions=None, training=None):
         attention_mask = None
         if padding_mask is not None:
             # (batch, 1, 1, keys): every head and every query ignores padding keys.
             attention_mask = ops.cast(padding_mask, "bool")[:, None, None, :]
         shared_attention = self.sharing in ("all", "attention")
         shared_ffn = self.sharing in ("all", "ffn")
+        last_block = (self.num_layers - 1, self.num_inner_repetitions - 1)
         x = inputs
         for layer in range(self.num_layers):
             for inner in range(self.num_inner_repetitions):
                 attention = self.attention_blocks[self._block_index(layer, inner, shared_attention)]
                 ffn = self.feedforward_blocks[self._block_index(layer, inner, shared_ffn)]
-                x = attention(x, attention_mask=attention_mask, training=training)
+                # Only the last block may drop rows: every earlier one feeds keys and values.
+                query_positions = output_positions if (layer, inner) == last_block else None
+                x = attention(
+                    x,
+                    attention_mask=attention_mask,
+                    query_positions=query_positions,
+                    training=training,
+                )
                 x = ffn(x, training=training)
         return x
 
-    def compute_output_shape(self, inputs_shape):
-        return inputs_shape
+    def compute_output_shape(self, inputs_shape, output_positions_shape=None):
+        if output_positions_shape is None:
+            return inputs_shape
+        return tuple(output_positions_shape) + (inputs_shape[-1],)
 
     def get_config(self):
         config = super().get_config()

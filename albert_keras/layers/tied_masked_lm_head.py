@@ -14,7 +14,9 @@ class TiedMaskedLMHead(keras.layers.Layer):
     on TensorFlow.
 
     The head gathers the masked positions, applies Dense -> LayerNorm, then maps to the
-    vocabulary through the token embedding's transpose (or its own kernel) plus a bias. The code
+    vocabulary through the token embedding's transpose (or its own kernel) plus a bias. Called
+    without `mask_positions` (an addition to keras-hub's head), it takes its inputs as the rows
+    already gathered (batch, P, H), as `AlbertPretrainer` passes them. The code
     is ours rather than a subclass of keras-hub's so that nothing reads keras-hub's private
     attributes (tests/layers/test_tied_masked_lm_head.py checks it against keras-hub's head).
 
@@ -144,9 +146,11 @@ class TiedMaskedLMHead(keras.layers.Layer):
         """The (V,) bias added to the logits (official `cls/predictions/output_bias`)."""
         return self._bias
 
-    def call(self, inputs, mask_positions):
+    def call(self, inputs, mask_positions=None):
         # Gather the masked positions, then Dense -> LayerNorm on P, not T, rows.
-        x = ops.take_along_axis(inputs, ops.expand_dims(mask_positions, axis=-1), axis=1)
+        x = inputs
+        if mask_positions is not None:
+            x = ops.take_along_axis(inputs, ops.expand_dims(mask_positions, axis=-1), axis=1)
         x = self._intermediate_layer_norm(self._intermediate_dense(x))
         embedding = self.token_embedding
         if embedding is None:
@@ -170,8 +174,9 @@ class TiedMaskedLMHead(keras.layers.Layer):
         logits = tied_logits(ops.reshape(x, (-1, ops.shape(x)[-1])), table)
         return ops.reshape(logits, (batch_size, positions, -1))
 
-    def compute_output_shape(self, inputs_shape, mask_positions_shape):
-        return tuple(mask_positions_shape) + (self.vocabulary_size,)
+    def compute_output_shape(self, inputs_shape, mask_positions_shape=None):
+        rows = inputs_shape[:-1] if mask_positions_shape is None else mask_positions_shape
+        return tuple(rows) + (self.vocabulary_size,)
 
     @classmethod
     def from_config(cls, config):

@@ -1,6 +1,7 @@
 """AlbertBackbone: factorized embedding -> shared transformer stack -> tanh pooler."""
 
 import keras
+from keras import ops
 
 from albert_keras.layers.factorized_embedding import FactorizedEmbedding, albert_initializer
 from albert_keras.layers.shared_encoder import SharedEncoder
@@ -132,6 +133,51 @@ class AlbertBackbone(keras.Model):
     def token_embedding(self):
         """The V x E `keras_hub.layers.ReversibleEmbedding`; an MLM head ties its output to it."""
         return self.embeddings.token_embedding
+
+    def outputs_at(self, inputs: dict, positions, training=None) -> dict:
+        """The backbone's outputs with `sequence_output` only at `positions`, for less work.
+
+        The same layers as calling the backbone, but the last transformer block computes only
+        the rows the caller reads: [CLS] (for the pooler) and `positions` (its queries attend
+        to the keys and values of every row; all earlier blocks run in full). Pretraining
+        reads only these rows (`AlbertPretrainer`: the masked positions and [CLS]), and the
+        last block is then about 1/L of the encoder's work at Q of `time` rows.
+
+        Args:
+            inputs: dict of int tensors (batch, time), as for calling the backbone:
+                `token_ids`, `segment_ids`, `padding_mask`.
+            positions: int tensor (batch, P). The positions whose hidden states are wanted
+                (any order, repeats allowed).
+            training: bool. Whether dropout is active.
+
+        Returns:
+            A dict: `sequence_output` (batch, P, H), `backbone(inputs)["sequence_output"]`
+            gathered at `positions`, and `pooled_output` (batch, H), as `backbone(inputs)`'s
+            (both equal up to float round-off).
+
+        Example:
+        >>> backbone = AlbertBackbone(vocabulary_size=50, num_layers=2, num_heads=2,
+        ...                           embedding_dim=8, hidden_dim=16, intermediate_dim=32)
+        >>> inputs = {"token_ids": np.array([[2, 7, 9, 3, 0]], "int32"),
+        ...           "segment_ids": np.zeros((1, 5), "int32"),
+        ...           "padding_mask": np.array([[1, 1, 1, 1, 0]], "int32")}
+        >>> rows = backbone.outputs_at(inputs, np.array([[2, 1]]))
+        >>> tuple(rows["sequence_output"].shape)
+        (1, 2, 16)
+        >>> full = backbone(inputs)
+        >>> bool(np.allclose(rows["sequence_output"], np.asarray(full["sequence_output"])[:, [2, 1]],
+        ...                  atol=1e-5))
+        True
+        """
+        token_ids, segment_ids, padding_mask = (
+            ops.cast(inputs[name], "int32") for name in ("token_ids", "segment_ids", "padding_mask")
+        )
+        positions = ops.cast(positions, "int32")
+        # Row 0 of the encoder's output is [CLS], for the pooler; the positions follow.
+        rows = ops.concatenate([ops.zeros_like(positions[:, :1]), positions], axis=1)
+        x = self.embeddings(token_ids, segment_ids, training=training)
+        x = self.encoder(x, padding_mask=padding_mask, output_positions=rows, training=training)
+        return {"sequence_output": x[:, 1:, :], "pooled_output": self.pooler(x[:, 0, :])}
 
     @classmethod
     def from_preset(cls, preset: str, **kwargs) -> "AlbertBackbone":

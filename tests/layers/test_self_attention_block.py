@@ -1,9 +1,11 @@
 import keras
 import numpy as np
 import pytest
+import tensorflow as tf
 from layer_reference import randomize, self_attention_block
 
 from albert_keras.layers import SelfAttentionBlock
+from albert_keras.layers.fast_paths import fast_paths
 
 PADDING_MASK = np.array([[1, 1, 1, 1, 1, 1], [1, 1, 1, 0, 0, 0]], "int32")
 
@@ -98,3 +100,36 @@ def test_mixed_bfloat16_close_to_float32():
     assert keras.backend.standardize_dtype(output.dtype) == "bfloat16"
     reference = block(_inputs(), attention_mask=mask)
     np.testing.assert_allclose(np.asarray(output, "float32"), reference, atol=0.1)
+
+
+# Repeats, padding rows and any order: the rows of the block's output to compute.
+QUERY_POSITIONS = np.array([[0, 5, 2, 2], [0, 1, 4, 0]], "int32")
+
+
+@pytest.mark.parametrize("fast", [True, False], ids=["explicit_attention", "dot_product"])
+def test_query_positions_equal_the_full_block_gathered(fast):
+    block = _random_block()
+    x = tf.constant(_inputs())
+    mask = _attention_mask(PADDING_MASK)
+    # A random projection of the rows as the loss, so every output value has a gradient.
+    projection = np.random.default_rng(3).normal(size=(2, 4, 8)).astype("float32")
+    results = []
+    for sparse in (True, False):
+        with fast_paths(fast), tf.GradientTape() as tape:
+            tape.watch(x)
+            if sparse:
+                rows = block(x, attention_mask=mask, query_positions=QUERY_POSITIONS)
+            else:
+                rows = tf.gather(block(x, attention_mask=mask), QUERY_POSITIONS, batch_dims=1)
+            loss = tf.reduce_sum(rows * projection)
+        gradients = tape.gradient(loss, [x, *block.trainable_variables])
+        results.append([rows.numpy()] + [g.numpy() for g in gradients])
+    assert results[0][0].shape == (2, 4, 8)
+    for sparse, full in zip(*results, strict=True):
+        np.testing.assert_allclose(sparse, full, atol=1e-5, rtol=1e-5)
+
+
+def test_query_positions_output_shape():
+    block = SelfAttentionBlock(num_heads=2)
+    rows = block(keras.Input((None, 8)), query_positions=keras.Input((3,), dtype="int32"))
+    assert tuple(rows.shape) == (None, 3, 8)

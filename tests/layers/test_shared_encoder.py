@@ -84,3 +84,17 @@ def test_bad_config_raises(override, message):
     config = {"num_layers": 4, "num_heads": 2, "intermediate_dim": 12, **override}
     with pytest.raises(ValueError, match=message):
         SharedEncoder(**config)
+
+
+@pytest.mark.parametrize("sharing", ["all", "none"])
+def test_output_positions_equal_the_full_output_gathered(sharing):
+    # L4 with two inner repetitions: only the last layer's second block is computed sparsely.
+    encoder = _encoder(sharing)
+    x = np.random.default_rng(2).normal(size=(2, 5, HIDDEN)).astype("float32")
+    padding_mask = np.array([[1, 1, 1, 1, 1], [1, 1, 1, 0, 0]], "int32")
+    positions = np.array([[0, 4, 1], [0, 2, 2]], "int32")
+    rows = encoder(x, padding_mask=padding_mask, output_positions=positions)
+    assert tuple(rows.shape) == (2, 3, HIDDEN)
+    full = np.asarray(encoder(x, padding_mask=padding_mask))
+    expected = np.take_along_axis(full, positions[..., None], axis=1)
+    np.testing.assert_allclose(rows, expected, atol=1e-5, rtol=1e-5)

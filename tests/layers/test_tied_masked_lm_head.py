@@ -60,6 +60,14 @@ def test_mixed_bfloat16_matches_keras_hub_dtypes():
     )
 
 
+def test_rows_already_gathered_need_no_positions():
+    _, (head, _) = _heads()
+    sequence, positions = _inputs()
+    rows = tf.gather(sequence, positions, batch_dims=1)
+    np.testing.assert_array_equal(head(rows), head(sequence, mask_positions=positions))
+    assert head.compute_output_shape((3, 4, HIDDEN)) == (3, 4, VOCAB)
+
+
 def test_untied_head_uses_the_parent():
     head = TiedMaskedLMHead(vocabulary_size=VOCAB, intermediate_activation="gelu")
     sequence, positions = _inputs()

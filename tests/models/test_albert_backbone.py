@@ -78,6 +78,21 @@ def test_outputs_and_padding_invariance(tiny_config):
     np.testing.assert_allclose(longer["pooled_output"], outputs["pooled_output"], atol=1e-5)
 
 
+def test_outputs_at_positions_equal_the_full_outputs_gathered(tiny_config, backbone_inputs):
+    backbone = ak.AlbertBackbone(**tiny_config, num_inner_repetitions=2)
+    # Rows 2 and 3 are short (padding from position 8 and 3 on); repeats and position 0 too.
+    positions = np.array([[5, 1, 11], [0, 3, 3], [7, 2, 0], [2, 1, 0]], "int32")
+    rows = backbone.outputs_at(backbone_inputs, positions)
+    full = backbone(backbone_inputs)
+    assert rows["sequence_output"].shape == (4, 3, 16)
+    np.testing.assert_allclose(
+        rows["sequence_output"],
+        np.take_along_axis(np.asarray(full["sequence_output"]), positions[..., None], axis=1),
+        atol=1e-5,
+    )
+    np.testing.assert_allclose(rows["pooled_output"], full["pooled_output"], atol=1e-5)
+
+
 def test_dropout_reaches_every_layer_only_in_training(tiny_config, backbone_inputs):
     backbone = ak.AlbertBackbone(**tiny_config, dropout=0.1)
     inference = backbone(backbone_inputs)["sequence_output"]

@@ -5,6 +5,8 @@ import tensorflow as tf
 from model_inputs import make_pretraining_batch
 
 import albert_keras as ak
+from albert_keras.layers.fast_paths import fast_paths
+from albert_keras.models.albert_pretrainer import backbone_inputs
 
 METRICS = {"loss", "mlm_loss", "mlm_accuracy", "sentence_loss", "sentence_accuracy"}
 
@@ -61,6 +63,60 @@ def test_outputs_from_record_features(pretrainer, pretraining_batch):
         np.take_along_axis(np.asarray(everywhere), positions[..., None], axis=1),
         atol=1e-5,
     )
+
+
+def _full_outputs(pretrainer, batch):
+    """The pretrainer's outputs with every row of the last layer computed (no sparse layer)."""
+    outputs = pretrainer.backbone(backbone_inputs(batch))
+    positions = tf.cast(batch["masked_lm_positions"], "int32")
+    return {
+        "mlm_logits": pretrainer.mlm_head(outputs["sequence_output"], mask_positions=positions),
+        "sentence_logits": pretrainer.sentence_head(outputs["pooled_output"]),
+    }
+
+
+def _outputs_loss_and_gradients(pretrainer, batch, call):
+    with tf.GradientTape() as tape:
+        outputs = call(pretrainer, batch)
+        loss = pretrainer.compute_loss(x=batch, y_pred=outputs)
+    gradients = tape.gradient(loss, pretrainer.trainable_variables)
+    return outputs, loss, gradients
+
+
+@pytest.mark.parametrize(
+    "sharing, inner, fast",
+    [("all", 1, True), ("none", 1, True), ("all", 2, True), ("none", 2, True), ("all", 2, False)],
+)
+def test_sparse_last_layer_equals_the_full_computation(tiny_config, sharing, inner, fast):
+    # The pretrainer computes the last block at [CLS] and the masked positions only: logits,
+    # loss and every weight's gradient equal those of the full last layer, gathered after.
+    config = {**tiny_config, "num_layers": 3}
+    pretrainer = ak.AlbertPretrainer(
+        ak.AlbertBackbone(**config, sharing=sharing, num_inner_repetitions=inner)
+    )
+    # Rows of 12 down to 3 real tokens; positions in any order, repeated, and a padded slot
+    # (weight 0) at position 0, as the records have.
+    batch = make_pretraining_batch(seed=5, predictions=4)
+    batch["masked_lm_positions"] = np.array(
+        [[3, 9, 1, 10], [2, 2, 7, 5], [4, 1, 5, 0], [2, 1, 0, 0]]
+    )
+    batch["masked_lm_weights"] = np.array([[1, 1, 1, 1], [1, 1, 1, 1], [1, 1, 1, 0], [1, 1, 0, 0]])
+    with fast_paths(fast):
+        sparse = _outputs_loss_and_gradients(pretrainer, batch, lambda model, x: model(x))
+        full = _outputs_loss_and_gradients(pretrainer, batch, _full_outputs)
+    for name in ("mlm_logits", "sentence_logits"):
+        np.testing.assert_allclose(sparse[0][name], full[0][name], atol=1e-5, err_msg=name)
+    np.testing.assert_allclose(sparse[1], full[1], atol=1e-5)
+    variables = pretrainer.trainable_variables
+    for variable, ours, theirs in zip(variables, sparse[2], full[2], strict=True):
+        assert ours is not None, variable.path
+        np.testing.assert_allclose(
+            tf.convert_to_tensor(ours),
+            tf.convert_to_tensor(theirs),
+            atol=1e-5,
+            rtol=1e-4,
+            err_msg=variable.path,
+        )
 
 
 def test_mlm_output_is_tied_to_the_token_embedding(pretrainer):
