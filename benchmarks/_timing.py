@@ -92,12 +92,17 @@ def hugging_face_config(args: argparse.Namespace, **overrides):
 def describe(args: argparse.Namespace) -> str:
     # Here, not at the top: importing albert_keras imports TensorFlow, which reads
     # TF_ENABLE_ONEDNN_OPTS once (set_environment must run first).
+    import albert_keras
     from albert_keras.training.precision import onednn_enabled
 
+    # Which tree is measured: the script's folder, not the working directory, is on sys.path,
+    # so without PYTHONPATH an editable install's tree is imported, whatever the checkout.
+    package = os.path.dirname(os.path.dirname(os.path.abspath(albert_keras.__file__)))
     return (
         f"L{args.num_layers} H{args.hidden_dim} A{args.num_heads} E{args.embedding_dim} "
         f"I{args.intermediate_dim} V{args.vocabulary_size}, batch {args.batch_size} x "
-        f"{args.seq_length}, xla {args.xla}, oneDNN {'on' if onednn_enabled() else 'off'}"
+        f"{args.seq_length}, xla {args.xla}, oneDNN {'on' if onednn_enabled() else 'off'}, "
+        f"albert_keras from {package}"
     )
 
 
