@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # The tiny SQuAD run of docs/squad.md ("A tiny run at 128 positions"), from the repository root:
 #   bash docs/runs/squad_tiny128.sh [OUT] [STAGE...]     (stages: data vocab records pretrain
-#                                                         finetune cloze copy; default all, in that order)
+#                                                         finetune cloze copy longer; default all, in that order)
 # OUT defaults to /work/runs/squad128; PYTHON to python. Data is read from ../shared/data.
 set -euo pipefail
 OUT=${1:-/work/runs/squad128}; shift || true
-STAGES=${*:-data vocab records pretrain finetune cloze copy}
+STAGES=${*:-data vocab records pretrain finetune cloze copy longer}
 PY=${PYTHON:-python}
 D=../shared/data G=../shared/data/corpus/gutenberg SPM=$OUT/vocab/books8k.model
 BOOKS="$G/1342-0.txt,$G/145.txt,$G/2600-0.txt,$G/2701-0.txt,$G/98-0.txt"  # 1661 held out
@@ -110,5 +110,20 @@ copy)  # the synthetic "what word follows X?" task: can the tiny backbone learn 
   $PY -m albert_keras_cli finetune-squad $COPY --train_file "$K/train15k.json" --model $OUT/pretrain/backbone.keras \
     --epochs 2 --learning_rate 3e-4 --output_dir "$K/pre15k-2ep" > "$K/pre15k-2ep.log" 2>&1
   grep -h "^SQuAD" "$K"/*.log ;;
+longer)  # 8,000 more pretraining steps from the 4,000-step model (lr 5e-3), then v1.1 as above
+  $PY -m albert_keras_cli pretrain --records "$OUT/records/[bs]*/*.tfrecord" \
+    --eval_records "$OUT/records/heldout/*.tfrecord" --eval_steps 40 --output_dir "$OUT/pretrain12k" \
+    --init_from "$OUT/pretrain/model.keras" --sentence_objective sop --batch_size 32 --max_steps 8000 \
+    --learning_rate 0.005 --warmup_steps 100 --checkpoint_every 1000 --mixed_precision auto \
+    --spm_model $SPM --seed 2
+  P12=$OUT/pretrain12k/backbone.keras FT=$OUT/finetune
+  V1="--version 1.1 --train_file $OUT/data/train-v1.1.json --predict_file $OUT/data/dev-v1.1.json
+    --spm_model $SPM --max_seq_length 128 --doc_stride 64 --max_query_length 32 --batch_size 32
+    --seed 1 --strategy cpu --mixed_precision float32"
+  $PY -m albert_keras_cli finetune-squad $V1 --model $P12 --epochs 0 --output_dir "$FT/v1-pre12k-untrained"
+  $PY -m albert_keras_cli finetune-squad $V1 --model $P12 --epochs 3 --learning_rate 3e-4 \
+    --output_dir "$FT/v1-pre12k-3ep-lr3e-4"
+  $PY docs/runs/squad_se.py "$OUT/data/dev-v1.1.json" untrained=$FT/v1-pre12k-untrained \
+    ft3=$FT/v1-pre12k-3ep-lr3e-4 ;;
 *) echo "unknown stage $stage" >&2; exit 2 ;;
 esac; done
