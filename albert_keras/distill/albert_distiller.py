@@ -128,17 +128,25 @@ class AlbertDistiller(keras.Model):
     def call(self, inputs, training=None):
         features = backbone_inputs(inputs)
         positions = ops.cast(inputs["masked_lm_positions"], "int32")
-        student = self.student.backbone(features, training=training)["sequence_output"]
-        teacher = self.teacher.backbone(features, training=False)["sequence_output"]
-        teacher = ops.stop_gradient(teacher)
-        outputs = {
-            "student_logits": self.student.mlm_head(student, mask_positions=positions),
-            "teacher_logits": self.teacher.mlm_head(teacher, mask_positions=positions),
-        }
         if self.cosine_positions == "masked":
-            index = ops.expand_dims(positions, axis=-1)
-            student = ops.take_along_axis(student, index, axis=1)
-            teacher = ops.take_along_axis(teacher, index, axis=1)
+            # Every term reads only the masked rows: both backbones' last blocks compute just
+            # those (`AlbertBackbone.outputs_at`, as the pretrainer), and the heads take them.
+            student = self.student.backbone.outputs_at(features, positions, training=training)
+            teacher = self.teacher.backbone.outputs_at(features, positions, training=False)
+            student = student["sequence_output"]
+            teacher = ops.stop_gradient(teacher["sequence_output"])
+            outputs = {
+                "student_logits": self.student.mlm_head(student),
+                "teacher_logits": self.teacher.mlm_head(teacher),
+            }
+        else:
+            student = self.student.backbone(features, training=training)["sequence_output"]
+            teacher = self.teacher.backbone(features, training=False)["sequence_output"]
+            teacher = ops.stop_gradient(teacher)
+            outputs = {
+                "student_logits": self.student.mlm_head(student, mask_positions=positions),
+                "teacher_logits": self.teacher.mlm_head(teacher, mask_positions=positions),
+            }
         if self.projection is not None:
             student = self.projection(student)
         outputs["student_hidden"], outputs["teacher_hidden"] = student, teacher

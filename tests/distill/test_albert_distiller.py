@@ -75,3 +75,30 @@ def test_the_models_must_be_pretrainers_with_one_vocabulary():
     with pytest.raises(ValueError, match="vocabulary_size=50 differs from the teacher's 100"):
         AlbertDistiller(make_teacher(), make_student(vocabulary_size=50))
     assert isinstance(make_student(), ak.AlbertPretrainer)
+
+
+def test_masked_outputs_equal_the_full_backbones_gathered():
+    # cosine_positions="masked" runs both backbones through `outputs_at` (last block on the
+    # masked rows only); the logits and hidden states must equal the full backbones' rows.
+    teacher, student = make_teacher(), make_student(hidden_dim=8, intermediate_dim=16)
+    distiller = AlbertDistiller(teacher, student)
+    rng = np.random.default_rng(5)
+    padding_mask = (np.arange(12)[None, :] < np.array([12, 9, 6])[:, None]).astype("int32")
+    positions = np.array([[1, 4, 7], [2, 3, 8], [5, 1, 0]])
+    batch = {
+        "input_ids": rng.integers(5, 100, (3, 12)) * padding_mask,
+        "input_mask": padding_mask,
+        "segment_ids": (np.arange(12)[None, :] >= 5) * padding_mask,
+        "masked_lm_positions": positions,
+    }
+    outputs = distiller(batch)
+    features = ak.models.albert_pretrainer.backbone_inputs(batch)
+    index = positions[:, :, None]
+    for model, prefix in ((student, "student"), (teacher, "teacher")):
+        full = model.backbone(features)["sequence_output"]
+        logits = model.mlm_head(full, mask_positions=positions)
+        np.testing.assert_allclose(outputs[f"{prefix}_logits"], logits, atol=1e-5)
+        rows = np.take_along_axis(np.asarray(full), index, axis=1)
+        if prefix == "student":
+            rows = distiller.projection(rows)
+        np.testing.assert_allclose(outputs[f"{prefix}_hidden"], rows, atol=1e-5)
