@@ -8,8 +8,11 @@ much less than the wall time: a second view of the same ratios.
 """
 
 import argparse
+import json
 import os
 import statistics
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from typing import NamedTuple
@@ -266,3 +269,18 @@ def print_table(header: list[str], rows: list[list[str]]) -> None:
     print(line.format(*["-" * w for w in widths]))
     for row in rows:
         print(line.format(*row))
+
+
+def measure_in_fresh_process(script: str, argv: list[str], measure: str, pythonpath=None) -> dict:
+    """Runs `script *argv --measure MEASURE` in a new Python process (nothing traced, compiled
+    or cached yet, as a user's first call) and returns its last stdout line, read as JSON.
+    `pythonpath` (a source tree) goes first on the child's import path."""
+    env = os.environ if pythonpath is None else {**os.environ, "PYTHONPATH": pythonpath}
+    child = subprocess.run(
+        [sys.executable, script, *argv, "--measure", measure],
+        check=True,
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    return json.loads(child.stdout.splitlines()[-1])

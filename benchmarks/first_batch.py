@@ -28,7 +28,7 @@ import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-from _timing import print_table
+from _timing import measure_in_fresh_process, print_table
 from read_pretraining_records import VOCABULARY_SIZE, write_synthetic_records
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -112,15 +112,12 @@ def main(argv=None) -> int:
         for round_index in range(args.rounds):
             shift = round_index % len(peers)
             for start_step, dynamic, tree in peers[shift:] + peers[:shift]:
-                child = subprocess.run(
-                    [sys.executable, __file__, *(argv or sys.argv[1:])]
-                    + ["--measure", f"{int(dynamic)},{start_step},{pattern}"],
-                    check=True,
-                    capture_output=True,
-                    text=True,
-                    env={**os.environ, "PYTHONPATH": trees[tree]},
+                result = measure_in_fresh_process(
+                    __file__,
+                    argv or sys.argv[1:],
+                    f"{int(dynamic)},{start_step},{pattern}",
+                    pythonpath=trees[tree],
                 )
-                result = json.loads(child.stdout.splitlines()[-1])
                 results[(start_step, dynamic, tree)].append(result)
             print(f"  round {round_index + 1}/{args.rounds} done", flush=True)
 

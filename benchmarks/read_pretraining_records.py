@@ -23,7 +23,6 @@ import json
 import os
 import pathlib
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -31,7 +30,7 @@ import time
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import numpy as np
-from _timing import print_table
+from _timing import measure_in_fresh_process, print_table
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 VOCABULARY_SIZE = 30000
@@ -164,14 +163,13 @@ def main(argv=None) -> int:
         for round_index in range(args.rounds):
             order = peers[round_index % len(peers) :] + peers[: round_index % len(peers)]
             for seq_length, dynamic in order:
-                child = subprocess.run(
-                    [sys.executable, __file__, *(argv or sys.argv[1:])]
-                    + ["--measure", f"{seq_length},{int(dynamic)},{patterns[seq_length]}"],
-                    check=True,
-                    capture_output=True,
-                    text=True,
+                rates[(seq_length, dynamic)].append(
+                    measure_in_fresh_process(
+                        __file__,
+                        argv or sys.argv[1:],
+                        f"{seq_length},{int(dynamic)},{patterns[seq_length]}",
+                    )
                 )
-                rates[(seq_length, dynamic)].append(json.loads(child.stdout.splitlines()[-1]))
             print(f"  round {round_index + 1}/{args.rounds} done", flush=True)
 
     source = f"records {args.records}" if args.records else "synthetic records"

@@ -128,25 +128,24 @@ class AlbertDistiller(keras.Model):
     def call(self, inputs, training=None):
         features = backbone_inputs(inputs)
         positions = ops.cast(inputs["masked_lm_positions"], "int32")
-        if self.cosine_positions == "masked":
-            # Every term reads only the masked rows: both backbones' last blocks compute just
-            # those (`AlbertBackbone.outputs_at`, as the pretrainer), and the heads take them.
-            student = self.student.backbone.outputs_at(features, positions, training=training)
-            teacher = self.teacher.backbone.outputs_at(features, positions, training=False)
-            student = student["sequence_output"]
-            teacher = ops.stop_gradient(teacher["sequence_output"])
-            outputs = {
-                "student_logits": self.student.mlm_head(student),
-                "teacher_logits": self.teacher.mlm_head(teacher),
-            }
-        else:
-            student = self.student.backbone(features, training=training)["sequence_output"]
-            teacher = self.teacher.backbone(features, training=False)["sequence_output"]
-            teacher = ops.stop_gradient(teacher)
-            outputs = {
-                "student_logits": self.student.mlm_head(student, mask_positions=positions),
-                "teacher_logits": self.teacher.mlm_head(teacher, mask_positions=positions),
-            }
+        # With the cosine term on the masked rows, every term reads only those: both backbones'
+        # last blocks compute just them (`AlbertBackbone.outputs_at`, as the pretrainer's), and
+        # the heads take them as they are. Otherwise the heads gather from every row.
+        masked = self.cosine_positions == "masked"
+
+        def hidden_states(pretrainer, training):
+            if masked:
+                rows = pretrainer.backbone.outputs_at(features, positions, training=training)
+                return rows["sequence_output"]
+            return pretrainer.backbone(features, training=training)["sequence_output"]
+
+        student = hidden_states(self.student, training)
+        teacher = ops.stop_gradient(hidden_states(self.teacher, False))
+        head_positions = None if masked else positions
+        outputs = {
+            "student_logits": self.student.mlm_head(student, mask_positions=head_positions),
+            "teacher_logits": self.teacher.mlm_head(teacher, mask_positions=head_positions),
+        }
         if self.projection is not None:
             student = self.projection(student)
         outputs["student_hidden"], outputs["teacher_hidden"] = student, teacher
