@@ -9,6 +9,7 @@ from albert_keras.distill.distillation_losses import (
     weighted_mean,
 )
 from albert_keras.layers.factorized_embedding import albert_initializer
+from albert_keras.layers.sparse_cross_entropy import sparse_cross_entropy
 from albert_keras.models import AlbertPretrainer
 from albert_keras.models.albert_pretrainer import RECORD_FEATURES, backbone_inputs
 
@@ -157,9 +158,7 @@ class AlbertDistiller(keras.Model):
         soft = soft_target_cross_entropy(
             y_pred["student_logits"], y_pred["teacher_logits"], self.temperature
         )
-        mlm = keras.losses.sparse_categorical_crossentropy(
-            ops.cast(x["masked_lm_ids"], "int32"), y_pred["student_logits"], from_logits=True
-        )
+        mlm = sparse_cross_entropy(x["masked_lm_ids"], y_pred["student_logits"])
         cosine = cosine_distance(y_pred["student_hidden"], y_pred["teacher_hidden"])
         cosine_weights = (
             weights

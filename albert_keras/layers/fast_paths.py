@@ -1,7 +1,7 @@
 """The layers' TensorFlow fast paths, in one place and behind one switch.
 
 The layers are written in plain `keras.ops` and run so on every backend (the reference). On
-TensorFlow, four parts of a train step run faster written out by hand, each computing the same
+TensorFlow, five parts of a train step run faster written out by hand, each computing the same
 function (tests/layers/test_fast_paths.py checks forward and gradient against the reference):
 
 - `fused_gelu`: the tanh-GELU of the FFN as one XLA-fused loop, with its gradient as another
@@ -12,7 +12,10 @@ function (tests/layers/test_fast_paths.py checks forward and gradient against th
   the padding as an additive bias (reference: `keras.ops.dot_product_attention`, which on
   TensorFlow is an einsum and a `where` over the whole logits, forward and backward);
 - `tied_logits`: the MLM output `x @ transpose(table)` with the table's gradient computed in
-  (V, E) layout, not as the transpose of an (E, V) product (reference: keras-hub's head).
+  (V, E) layout, not as the transpose of an (E, V) product (reference: keras-hub's head);
+- `fused_sparse_cross_entropy`: the MLM loss over the vocabulary's logits and its gradient as
+  two XLA-fused loops (reference: `keras.losses.sparse_categorical_crossentropy`, which on
+  TensorFlow is one kernel that runs alone on the step's critical path).
 
 JAX (XLA) and torch fuse the reference formulas themselves, so the paths are on by default on
 TensorFlow only; `enable_fast_paths(False)` turns them off (to measure them, or to check the
@@ -76,6 +79,24 @@ def fast_paths(enabled: bool | None):
 # === GELU ===
 
 
+def _gelu(x):
+    return 0.5 * x * (1.0 + _tanh_of_gelu(x))
+
+
+def _tanh_of_gelu(x):
+    import tensorflow as tf
+
+    return tf.tanh(x * (_SQRT_2_OVER_PI + _CUBIC * x * x))
+
+
+def _gelu_gradient(x, upstream):
+    # Recomputes tanh from the input rather than keeping it: inside a fused loop that is cheaper
+    # than writing it out and reading it back.
+    tanh = _tanh_of_gelu(x)
+    slope = _SQRT_2_OVER_PI + 3.0 * _CUBIC * x * x
+    return upstream * (0.5 + 0.5 * tanh + 0.5 * x * (1.0 - tanh * tanh) * slope)
+
+
 @functools.cache
 def _compiled_gelu():
     import tensorflow as tf
@@ -84,42 +105,61 @@ def _compiled_gelu():
 
     @jit
     def forward(x):
-        return 0.5 * x * (1.0 + tf.tanh(x * (_SQRT_2_OVER_PI + _CUBIC * x * x)))
+        return _gelu(x)
 
     @jit
     def backward(x, upstream):
-        # Recomputes tanh from the input rather than keeping it: inside a fused loop that is
-        # cheaper than writing it out and reading it back.
-        x_squared = x * x
-        tanh = tf.tanh(x * (_SQRT_2_OVER_PI + _CUBIC * x_squared))
-        slope = _SQRT_2_OVER_PI + 3.0 * _CUBIC * x_squared
-        return upstream * (0.5 + 0.5 * tanh + 0.5 * x * (1.0 - tanh * tanh) * slope)
+        return _gelu_gradient(x, upstream)
 
-    return forward, backward
+    @jit
+    def forward_with_bias(x, bias):
+        return _gelu(x + bias)
+
+    @jit
+    def backward_with_bias(x, bias, upstream):
+        return _gelu_gradient(x + bias, upstream)
+
+    return forward, backward, forward_with_bias, backward_with_bias
 
 
-def fused_gelu(x):
-    """Tanh-GELU of a TensorFlow tensor, as one fused loop with a fused hand-written gradient.
+def fused_gelu(x, bias=None):
+    """Tanh-GELU of a TensorFlow tensor (of `x + bias` when a bias is given), as one fused loop
+    with a fused hand-written gradient.
 
     TensorFlow runs each elementwise op as its own pass over memory and its automatic gradient of
     the formula adds as many again (about twelve passes over the FFN's activations). Here the
     forward and the backward are each one function compiled by XLA, called from the ordinary
     graph, where the matmuls keep TensorFlow's multi-threaded kernels (2.2x faster than the same
     gradient in plain TF ops; differentiating through a jit-compiled function instead runs the
-    gradient unfused, 2x slower than plain ops).
+    gradient unfused, 2x slower than plain ops). With `bias`, the Dense's bias add happens
+    inside the same two loops (the forward then takes 1.0 ms instead of 1.8 at 16 x 128 x 1024);
+    the bias's gradient stays TF's `BiasAddGrad` of the GELU's gradient, since XLA's sum over
+    the rows, inside the loop or beside it, is 2-3x slower on the CPU.
 
     Args:
-        x: a floating TensorFlow tensor.
+        x: a floating TensorFlow tensor (..., I).
+        bias: optional tensor (I,) of `x`'s dtype, added before the GELU.
     """
     import tensorflow as tf
 
-    forward, backward = _compiled_gelu()
+    forward, backward, forward_with_bias, backward_with_bias = _compiled_gelu()
+    if bias is None:
+
+        @tf.custom_gradient
+        def gelu(x):
+            return forward(x), lambda upstream: backward(x, upstream)
+
+        return gelu(x)
 
     @tf.custom_gradient
-    def gelu(x):
-        return forward(x), lambda upstream: backward(x, upstream)
+    def gelu_with_bias(x, bias):
+        def grad(upstream):
+            gradient = backward_with_bias(x, bias, upstream)
+            return gradient, tf.raw_ops.BiasAddGrad(out_backprop=gradient)
 
-    return gelu(x)
+        return forward_with_bias(x, bias), grad
+
+    return gelu_with_bias(x, bias)
 
 
 # === LayerNorm ===
@@ -184,6 +224,65 @@ def explicit_attention(query, key, value, attention_mask=None, probs_dropout=Non
     if probs_dropout is not None:
         probs = probs_dropout(probs, training=training)
     return ops.transpose(ops.matmul(probs, value), (0, 2, 1, 3))
+
+
+# === Cross entropy ===
+
+
+@functools.cache
+def _compiled_cross_entropy():
+    import tensorflow as tf
+
+    jit = functools.partial(tf.function, jit_compile=True, autograph=False)
+
+    @jit
+    def forward(labels, logits):
+        peak = tf.reduce_max(logits, axis=-1, keepdims=True)
+        log_sum_exp = tf.math.log(tf.reduce_sum(tf.exp(logits - peak), -1, keepdims=True)) + peak
+        label_logits = tf.gather(logits, labels, batch_dims=1)
+        return log_sum_exp[:, 0] - label_logits, log_sum_exp
+
+    @jit
+    def backward(labels, logits, log_sum_exp, upstream):
+        # Recomputes the probabilities rather than keeping them from the forward: one fused
+        # pass over the logits either way, and nothing (N, V) held between the two.
+        probabilities = tf.exp(logits - log_sum_exp)
+        one_hot = tf.one_hot(labels, tf.shape(logits)[-1], dtype=logits.dtype)
+        return (probabilities - one_hot) * upstream[:, None]
+
+    return forward, backward
+
+
+def fused_sparse_cross_entropy(labels, logits):
+    """Per-row `-log softmax(logits)[label]` of float32 TensorFlow tensors, its forward and its
+    gradient each one XLA-fused loop called from the ordinary graph.
+
+    TensorFlow's `SparseSoftmaxCrossEntropyWithLogits` makes several passes over the (N, V)
+    logits and, for the MLM loss, runs alone between the forward and the backward: 34 ms for
+    its forward and gradient at 320 x 30000 on the 2-core CPU, against 16-19 ms here.
+
+    Args:
+        labels: int tensor (...), the target ids, each in [0, V).
+        logits: float32 tensor (..., V).
+    """
+    import tensorflow as tf
+
+    forward, backward = _compiled_cross_entropy()
+    batch_shape = tf.shape(labels)
+    labels = tf.reshape(tf.cast(labels, "int32"), (-1,))
+
+    @tf.custom_gradient
+    def cross_entropy(logits):
+        rows = tf.reshape(logits, (-1, tf.shape(logits)[-1]))
+        loss, log_sum_exp = forward(labels, rows)
+
+        def grad(upstream):
+            gradient = backward(labels, rows, log_sum_exp, tf.reshape(upstream, (-1,)))
+            return tf.reshape(gradient, tf.shape(logits))
+
+        return tf.reshape(loss, batch_shape), grad
+
+    return cross_entropy(logits)
 
 
 # === Tied output ===

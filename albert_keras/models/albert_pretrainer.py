@@ -5,6 +5,7 @@ from keras import ops
 
 from albert_keras.layers.activations import gelu_approximate
 from albert_keras.layers.factorized_embedding import albert_initializer
+from albert_keras.layers.sparse_cross_entropy import sparse_cross_entropy
 from albert_keras.layers.tied_masked_lm_head import TiedMaskedLMHead
 from albert_keras.models.compile_defaults import compile_from_saved_config, default_optimizer
 
@@ -205,9 +206,7 @@ class AlbertPretrainer(keras.Model):
 
     def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
         mlm_weights = ops.cast(x["masked_lm_weights"], "float32")
-        per_position = keras.losses.sparse_categorical_crossentropy(
-            ops.cast(x["masked_lm_ids"], "int32"), y_pred["mlm_logits"], from_logits=True
-        )
+        per_position = sparse_cross_entropy(x["masked_lm_ids"], y_pred["mlm_logits"])
         # The official code's normalizer: the 1e-5 keeps a batch with no predictions finite.
         mlm_loss = ops.sum(per_position * mlm_weights) / (ops.sum(mlm_weights) + 1e-5)
         self.mlm_loss_tracker.update_state(per_position, sample_weight=mlm_weights)

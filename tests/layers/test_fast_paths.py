@@ -8,6 +8,7 @@ import albert_keras as ak
 from albert_keras.layers import FastLayerNormalization, SelfAttentionBlock
 from albert_keras.layers.activations import gelu_approximate
 from albert_keras.layers.fast_paths import enable_fast_paths, fast_paths, fast_paths_enabled
+from albert_keras.layers.sparse_cross_entropy import sparse_cross_entropy
 
 
 def outputs_and_gradients(function, inputs, variables):
@@ -49,6 +50,28 @@ def test_gelu():
     fast, reference = outputs_and_gradients(gelu_approximate, x, [])
     # float32: near x = -6 the derivative is ~1e-5 and the two formulas round differently there.
     assert_close(fast, reference, atol=1e-5)
+
+
+def test_gelu_with_the_dense_bias():
+    rng = np.random.default_rng(8)
+    x = tf.constant(rng.normal(0.0, 3.0, (2, 5, 12)), "float32")
+    bias = tf.Variable(rng.normal(size=(12,)), dtype="float32")
+    fast, reference = outputs_and_gradients(
+        lambda inputs: gelu_approximate(inputs, bias), x, [bias]
+    )
+    assert len(fast) == 3  # outputs, d/dx, d/dbias
+    assert_close(fast, reference, atol=1e-5)
+
+
+def test_feed_forward_block_in_mixed_bfloat16():
+    block = ak.layers.FeedForwardBlock(intermediate_dim=24, dtype="mixed_bfloat16")
+    x = tf.constant(np.random.default_rng(9).normal(size=(2, 6, 16)), "float32")
+    block.build(x.shape)
+    fast, reference = outputs_and_gradients(block, x, block.trainable_variables)
+    assert len(fast) == 1 + 1 + 6  # outputs, d/dx and six weights, the bias's included
+    # bfloat16 has 8 bits of mantissa: the two paths round at different places.
+    for ours, theirs in zip(fast, reference, strict=True):
+        np.testing.assert_allclose(ours, theirs, atol=0.05 * np.abs(theirs).max())
 
 
 def test_layer_norm():
@@ -93,3 +116,18 @@ def test_tied_masked_lm_head_and_the_whole_pretrainer(tiny_config):
     # Every variable but the pooler's and the sentence head's has a gradient.
     assert len(fast) == 1 + len(pretrainer.trainable_variables) - 4
     assert_close(fast, reference, atol=2e-5)
+
+
+def test_sparse_cross_entropy():
+    rng = np.random.default_rng(5)
+    logits = tf.constant(rng.normal(0.0, 6.0, (3, 4, 50)), "float32")
+    labels = tf.constant(rng.integers(0, 50, (3, 4)), "int32")
+    fast, reference = outputs_and_gradients(
+        lambda inputs: sparse_cross_entropy(labels, inputs), logits, []
+    )
+    assert fast[0].shape == (3, 4)
+    assert_close(fast, reference, atol=2e-6)
+    # Against the formula itself, not only the Keras loss.
+    log_probs = logits.numpy() - np.log(np.exp(logits.numpy()).sum(-1, keepdims=True))
+    expected = -np.take_along_axis(log_probs, labels.numpy()[..., None], -1)[..., 0]
+    np.testing.assert_allclose(fast[0], expected, rtol=1e-5, atol=1e-5)
