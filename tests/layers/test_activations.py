@@ -47,3 +47,29 @@ def test_serializes_as_a_dense_activation():
     dense = keras.layers.Dense(3, activation=gelu_approximate)
     config = keras.saving.serialize_keras_object(dense)
     assert keras.saving.deserialize_keras_object(config).activation is gelu_approximate
+
+
+def test_bfloat16_is_computed_in_float32_and_rounded_once():
+    x = tf.constant(np.linspace(-6.0, 6.0, 1001), "bfloat16")
+    upstream = tf.constant(np.random.default_rng(1).normal(size=1001), "bfloat16")
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = fused_gelu(x)
+    gradient = tape.gradient(y, x, output_gradients=upstream)
+    assert y.dtype == gradient.dtype == tf.bfloat16
+    exact = x.numpy().astype("float64")
+    slope = tf.constant(exact)
+    with tf.GradientTape() as tape:
+        tape.watch(slope)
+        reference = tf.nn.gelu(slope, approximate=True)
+    reference_gradient = tape.gradient(
+        reference, slope, output_gradients=tf.cast(upstream, "float64")
+    )
+    # One rounding to bfloat16 (8 bits of mantissa) at the end, within 2**-8 relative; near
+    # x = -6, where the GELU is ~1e-10, float32's 1 + tanh cancels to 0 (the 1e-6).
+    np.testing.assert_allclose(
+        y.numpy().astype("float64"), _numpy_gelu(exact), rtol=2**-8, atol=1e-6
+    )
+    np.testing.assert_allclose(
+        gradient.numpy().astype("float64"), reference_gradient.numpy(), rtol=2**-8, atol=1e-5
+    )
