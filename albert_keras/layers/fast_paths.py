@@ -4,8 +4,8 @@ The layers are written in plain `keras.ops` and run so on every backend (the ref
 TensorFlow, five parts of a train step run faster written out by hand, each computing the same
 function (tests/layers/test_fast_paths.py checks forward and gradient against the reference):
 
-- `fused_gelu`: the tanh-GELU of the FFN as one XLA-fused loop, with its gradient as another
-  (reference: `keras.ops.gelu(approximate=True)`);
+- `fused_gelu`: the tanh-GELU of the FFN (with the Dense's bias added inside) as one XLA-fused
+  loop, with its gradient as another (reference: `keras.ops.gelu(approximate=True)`);
 - `layer_norm`: LayerNorm over the last axis with a hand-written gradient, ~11 passes over the
   activations instead of ~20 (reference: `keras.layers.LayerNormalization`);
 - `explicit_attention`: attention as batched matmuls in (batch, heads, time, head_dim) layout with
@@ -20,8 +20,9 @@ function (tests/layers/test_fast_paths.py checks forward and gradient against th
 JAX (XLA) and torch fuse the reference formulas themselves, so the paths are on by default on
 TensorFlow only; `enable_fast_paths(False)` turns them off (to measure them, or to check the
 reference on TensorFlow). Measured on a 2-core CPU, a train step (L6 H256 I1024, 16 x 128) gains
-6.6% from the GELU, 3.4% from the LayerNorm, 2.5% from the tied head and 1.2-1.5x from the
-attention (benchmarks/README.md). `explicit_attention` is also the attention of every backend
+6.6% from the GELU, 3.4% from the LayerNorm, 2.5% from the tied head, 1.2-1.5x from the
+attention and ~7% from the cross entropy with the GELU's bias (float32; in mixed_bfloat16 the
+GELU computed in float32 inside its loop another 1.13x; benchmarks/README.md). `explicit_attention` is also the attention of every backend
 when dropout on the probabilities is on (`dot_product_attention` has none). TensorFlow is
 imported on first use only, so the module is safe to import on any backend.
 """
