@@ -139,11 +139,15 @@ def hugging_face(args, batch, bfloat16: bool = False):
     return step_runner(step)
 
 
-def step_matmuls(args, num_predictions: int) -> list[tuple]:
+def step_matmuls(args, num_predictions: int, sparse_last_layer: bool = False) -> list[tuple]:
     """The matmuls of one training step of our model, forward and backward, as
     (a_shape, b_shape, transpose_a, transpose_b, count): Dense layers as (tokens, in) @ (in, out)
     with dX = dY @ W^T and dW = X^T @ dY, attention as (batch * heads) batched products in
-    the layout our TensorFlow attention uses, and the MLM head at the masked positions only."""
+    the layout our TensorFlow attention uses, and the MLM head at the masked positions only.
+
+    `sparse_last_layer`: the last layer as `AlbertPretrainer` computes it, on the masked rows
+    and [CLS] only (keys and values still from every row); else every layer on every row, as
+    keras-hub computes it."""
     t = args.batch_size * args.seq_length
     h, e, i, v, layers = (
         args.hidden_dim,
@@ -161,23 +165,33 @@ def step_matmuls(args, num_predictions: int) -> list[tuple]:
         shapes.append(((rows, fan_out), (fan_in, fan_out), False, True, count))  # dX
         shapes.append(((rows, fan_in), (rows, fan_out), True, False, count))  # dW
 
+    def attention(queries, count):
+        # Scores q @ k^T and context p @ v, each with its two backward products.
+        shapes.extend(
+            [
+                ((heads, queries, d), (heads, d, length), False, False, count),
+                ((heads, queries, length), (heads, d, length), False, True, count),  # dq
+                ((heads, queries, d), (heads, queries, length), True, False, count),  # dk^T
+                ((heads, queries, length), (heads, length, d), False, False, count),
+                ((heads, queries, d), (heads, length, d), False, True, count),  # dprobs
+                ((heads, queries, length), (heads, queries, d), True, False, count),  # dv
+            ]
+        )
+
+    full_layers = layers - 1 if sparse_last_layer else layers
     for fan_in, fan_out in ((h, 3 * h), (h, h), (h, i), (i, h)):
-        dense(t, fan_in, fan_out, layers)
+        dense(t, fan_in, fan_out, full_layers)
+    attention(length, full_layers)
+    if sparse_last_layer:
+        rows = args.batch_size * (num_predictions + 1)  # the masked positions and [CLS]
+        dense(t, h, 2 * h, 1)  # keys and values of every row
+        for fan_in, fan_out in ((h, h), (h, h), (h, i), (i, h)):  # query, output, FFN
+            dense(rows, fan_in, fan_out, 1)
+        attention(num_predictions + 1, 1)
     if e != h:
         dense(t, e, h, 1)
     p = args.batch_size * num_predictions
     dense(p, h, e, 1)  # the head's transform
-    # Scores q @ k^T and context p @ v, each with its two backward products.
-    scores = ((heads, length, d), (heads, d, length))
-    context = ((heads, length, length), (heads, length, d))
-    shapes += [
-        (*scores, False, False, layers),
-        ((heads, length, length), (heads, d, length), False, True, layers),  # dq
-        ((heads, length, d), (heads, length, length), True, False, layers),  # dk^T
-        (*context, False, False, layers),
-        ((heads, length, d), (heads, length, d), False, True, layers),  # dprobs
-        ((heads, length, length), (heads, length, d), True, False, layers),  # dv
-    ]
     # Tied output: logits = x @ table^T; dx = g @ table; dtable = g^T @ x.
     shapes += [
         ((p, e), (v, e), False, True, 1),
@@ -308,6 +322,10 @@ def main(argv=None) -> int:
     runners[floor], floor_flops = step_matmuls_runner(
         step_matmuls(args, args.num_predictions), args.seed
     )
+    own_floor = "ours' own matmuls alone"
+    runners[own_floor], own_floor_flops = step_matmuls_runner(
+        step_matmuls(args, args.num_predictions, sparse_last_layer=True), args.seed
+    )
 
     print(f"train step: {describe(args)}, {args.num_predictions} masked positions")
     print(f"TensorFlow {tf.__version__}, intra-op threads: all {os.cpu_count()} cores")
@@ -328,6 +346,7 @@ def main(argv=None) -> int:
         name: matmul_flops[name] / median_timing(per_round.pop(name)).wall for name in references
     }
     floor_seconds = median_timing(per_round.pop(floor)).wall
+    own_floor_seconds = median_timing(per_round.pop(own_floor)).wall
     tokens = args.batch_size * args.seq_length
     step_flops = args.batch_size * train_flops_per_sequence(args, args.num_predictions)
 
@@ -394,6 +413,17 @@ def main(argv=None) -> int:
         f" ({floor_rate / next(iter(rates.values())):.0%} of square): the most any fp32 TF step"
         " of this model could reach with these kernels; 'of matmuls alone' = that time / the"
         " step's time"
+    )
+    ours_float32 = per_round.get("ours float32")
+    own_share = (
+        f"; ours float32 takes {median_timing(ours_float32).wall / own_floor_seconds:.0%} of it"
+        if ours_float32
+        else ""
+    )
+    print(
+        f"{own_floor} (fp32, the last layer on the masked rows and [CLS] as AlbertPretrainer"
+        f" computes it): {own_floor_seconds * 1e3:.0f} ms per step,"
+        f" {own_floor_flops / 1e9:.1f} GFLOP{own_share}"
     )
     print(
         f"model FLOPs per step: {step_flops / 1e9:.1f} G (3x forward matmuls, MLM at the"
