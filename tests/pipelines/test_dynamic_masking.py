@@ -228,7 +228,9 @@ def test_restore_then_remask_round_trip():
     weights = fresh["masked_lm_weights"].numpy() > 0
     np.testing.assert_array_equal(fresh["masked_lm_ids"].numpy()[weights], labels[weights])
     with pytest.raises(TypeError, match="takes no max_predictions_per_seq"):
-        remask_batch(features, tf.constant([5, 6]), vocabulary_size=VOCAB, max_predictions_per_seq=9)
+        remask_batch(
+            features, tf.constant([5, 6]), vocabulary_size=VOCAB, max_predictions_per_seq=9
+        )
 
 
 def test_rows_without_words_and_bad_vocabulary():
