@@ -22,9 +22,10 @@ TensorFlow only; `enable_fast_paths(False)` turns them off (to measure them, or 
 reference on TensorFlow). Measured on a 2-core CPU, a train step (L6 H256 I1024, 16 x 128) gains
 6.6% from the GELU, 3.4% from the LayerNorm, 2.5% from the tied head, 1.2-1.5x from the
 attention and ~7% from the cross entropy with the GELU's bias (float32; in mixed_bfloat16 the
-GELU computed in float32 inside its loop another 1.13x; benchmarks/README.md). `explicit_attention` is also the attention of every backend
-when dropout on the probabilities is on (`dot_product_attention` has none). TensorFlow is
-imported on first use only, so the module is safe to import on any backend.
+GELU computed in float32 inside its loop another 1.13x; benchmarks/README.md).
+`explicit_attention` is also the attention of every backend when dropout on the probabilities
+is on (`dot_product_attention` has none). TensorFlow is imported on first use only, so the
+module is safe to import on any backend.
 """
 
 from __future__ import annotations
@@ -110,23 +111,16 @@ def _compiled_gelu():
         dtype = "float32" if x.dtype.size < 4 else x.dtype
         return functools.reduce(tf.add, [tf.cast(value, dtype) for value in (x, *others)])
 
+    # `bias` is () or (bias,): one traced program for each, added inside the loop.
     @jit
-    def forward(x):
-        return tf.cast(_gelu(in_float32(x)), x.dtype)
+    def forward(x, *bias):
+        return tf.cast(_gelu(in_float32(x, *bias)), x.dtype)
 
     @jit
-    def backward(x, upstream):
-        return tf.cast(_gelu_gradient(in_float32(x), in_float32(upstream)), x.dtype)
+    def backward(x, upstream, *bias):
+        return tf.cast(_gelu_gradient(in_float32(x, *bias), in_float32(upstream)), x.dtype)
 
-    @jit
-    def forward_with_bias(x, bias):
-        return tf.cast(_gelu(in_float32(x, bias)), x.dtype)
-
-    @jit
-    def backward_with_bias(x, bias, upstream):
-        return tf.cast(_gelu_gradient(in_float32(x, bias), in_float32(upstream)), x.dtype)
-
-    return forward, backward, forward_with_bias, backward_with_bias
+    return forward, backward
 
 
 def fused_gelu(x, bias=None):
@@ -149,24 +143,19 @@ def fused_gelu(x, bias=None):
     """
     import tensorflow as tf
 
-    forward, backward, forward_with_bias, backward_with_bias = _compiled_gelu()
-    if bias is None:
-
-        @tf.custom_gradient
-        def gelu(x):
-            return forward(x), lambda upstream: backward(x, upstream)
-
-        return gelu(x)
+    forward, backward = _compiled_gelu()
+    biases = () if bias is None else (bias,)
 
     @tf.custom_gradient
-    def gelu_with_bias(x, bias):
+    def gelu(x, *biases):
         def grad(upstream):
-            gradient = backward_with_bias(x, bias, upstream)
-            return gradient, tf.raw_ops.BiasAddGrad(out_backprop=gradient)
+            gradient = backward(x, upstream, *biases)
+            bias_gradients = [tf.raw_ops.BiasAddGrad(out_backprop=gradient) for _ in biases]
+            return (gradient, *bias_gradients)
 
-        return forward_with_bias(x, bias), grad
+        return forward(x, *biases), grad
 
-    return gelu_with_bias(x, bias)
+    return gelu(x, *biases)
 
 
 # === LayerNorm ===
