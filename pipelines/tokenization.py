@@ -20,6 +20,7 @@ import sentencepiece as spm
 from pipelines import special_tokens
 from pipelines.special_tokens import CLS_ID, MASK_ID, SEP_ID
 from pipelines.text_normalization import preprocess_texts
+from pipelines.word_encoding_cache import WordEncodingCache
 
 # The pieces a vocabulary must hold besides <pad> / <unk> (`pipelines.special_tokens`).
 SPECIAL_PIECES = tuple(special_tokens.SPECIAL_PIECES[i] for i in (CLS_ID, SEP_ID, MASK_ID))
@@ -79,6 +80,10 @@ class SentencePieceEncoder:
             lower_case = not self._has_upper_case(pieces)
         self.lower_case = bool(lower_case)
         self.word_starts = _word_starts(pieces)
+        # Sentences are encoded word by word, each distinct word once, when the model allows.
+        self.word_cache = None
+        if WordEncodingCache.supports(pieces, self._encode_prepared):
+            self.word_cache = WordEncodingCache(self.preprocess, self._encode_prepared, pieces)
 
     def _has_upper_case(self, pieces: list[str]) -> bool:
         """Whether a piece other than a control piece ([CLS], ...) holds a letter A-Z."""
@@ -116,16 +121,27 @@ class SentencePieceEncoder:
         """
         if not sentences:
             return np.zeros(0, np.int32), np.zeros(0, np.int32)
-        # Prepared ~512 sentences at a time: bigger texts make str.replace and lower slower per
-        # character (more distinct accented letters to replace, wider characters), smaller
-        # ones pay per call. One thread: parallelism comes from worker processes, one per core.
-        prepared = []
-        for start in range(0, len(sentences), _PREPROCESS_SENTENCES):
-            prepared += self.preprocess(sentences[start : start + _PREPROCESS_SENTENCES])
-        encoded = self._processor.encode(prepared, num_threads=1)
+        cached = self.word_cache.encode(sentences) if self.word_cache is not None else None
+        if cached is not None:
+            return cached
+        encoded = self._encode_texts(sentences)
         lengths = np.fromiter(map(len, encoded), np.int32, len(encoded))
         ids = np.fromiter(chain.from_iterable(encoded), np.int32, int(lengths.sum()))
         return ids, lengths
+
+    def _encode_texts(self, texts: Sequence[str]) -> list[list[int]]:
+        """Raw texts (sentences or words) -> their id lists, prepared as `preprocess` does."""
+        # Prepared ~512 texts at a time: bigger texts make str.replace and lower slower per
+        # character (more distinct accented letters to replace, wider characters), smaller
+        # ones pay per call.
+        prepared = []
+        for start in range(0, len(texts), _PREPROCESS_SENTENCES):
+            prepared += self.preprocess(texts[start : start + _PREPROCESS_SENTENCES])
+        return self._encode_prepared(prepared)
+
+    def _encode_prepared(self, texts: list[str]) -> list[list[int]]:
+        # One thread: parallelism comes from worker processes, one per core.
+        return self._processor.encode(texts, num_threads=1)
 
 
 def spm_vocabulary_size(model_file: str, flag: str = "--spm_model") -> int:
