@@ -3,8 +3,10 @@
 Text is prepared by `pipelines.text_normalization.preprocess_texts` (the official ALBERT
 `preprocess_text`: whitespace collapsed, ``` `` ``` and `''` to `"`, accents stripped, lower-cased
 for an uncased vocabulary) and encoded by SentencePiece's C++
-batch encoder in one call per group of sentences: per-token Python is what made the official
-script slow.
+batch encoder: per-token Python is what made the official script slow. Where the model allows
+(ALBERT's and every model `pipelines.train_vocab` makes), a group of sentences is split into
+words and each distinct word is prepared and encoded once (`pipelines.word_encoding_cache`),
+with the same ids as whole sentences.
 """
 
 from __future__ import annotations

@@ -76,6 +76,20 @@ def test_tricky_sentences_in_random_batches_and_orders(release_model):
     assert got == expected
 
 
+def test_fuzzed_unicode_sentences(release_model):
+    """Random code points up to U+3000 with spaces, quotes, ligatures, Hangul, zero-width."""
+    rng = random.Random(1)
+    pool = [chr(c) for c in [*range(0x20, 0x7F)] * 5 + [*range(0x80, 0x3000)]]
+    pool += [chr(c) for c in [*range(0xFB00, 0xFB07), *range(0xAC00, 0xAC20), 0x200B, 0xFEFF]]
+    pool += [" "] * 200 + ["``", "''"] * 20
+    sentences = ["".join(rng.choices(pool, k=rng.randint(0, 60))) for _ in range(2000)]
+    encoder = SentencePieceEncoder(str(release_model))
+    got = []
+    for start in range(0, len(sentences), 500):
+        got += split(*encoder.encode(sentences[start : start + 500]))
+    assert got == reference(release_model, encoder, sentences)
+
+
 def test_six_books_ids_equal_whole_sentence_encoding(release_model, shared_data):
     encoder = SentencePieceEncoder(str(release_model))
     books = str(shared_data / "corpus/gutenberg/[0-9]*.txt")
