@@ -128,7 +128,11 @@ class WordEncodingCache:
         words = text.split()
         word_ids = np.fromiter(map(self._index.__getitem__, words), np.int64, len(words))
         if self._index.new:
-            self._add(self._index.new)
+            try:
+                self._add(self._index.new)
+            except BaseException:  # numbered words without ids must not outlive an error
+                self.clear()
+                raise
             self._index.new = []
         counts = self._lengths[word_ids]
         ends = np.cumsum(counts)

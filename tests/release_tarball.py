@@ -15,12 +15,13 @@ TINY_TEXT = "the cat sat on the mat . a dog ran in the park . it was a fine day 
 
 
 def train_tiny_sentencepiece(
-    prefix: pathlib.Path, text: str = TINY_TEXT, vocab_size: int = 60
+    prefix: pathlib.Path, text: str = TINY_TEXT, vocab_size: int = 60, **trainer_options
 ) -> pathlib.Path:
     """A real SentencePiece model trained on `text`'s " . "-separated sentences in a fraction of
     a second, with ALBERT's special ids (<pad> 0, <unk> 1, [CLS] 2, [SEP] 3, [MASK] 4).
 
     `vocab_size` is an upper bound (`hard_vocab_limit=False`): a tiny text yields fewer pieces.
+    `trainer_options` go to `SentencePieceTrainer.train` as they are (`add_dummy_prefix=False`).
     Returns the `.model` path (`prefix.model`; `prefix.vocab` is written beside it).
     """
     import sentencepiece  # here, not at the top: tests/conftest.py imports this module
@@ -36,6 +37,7 @@ def train_tiny_sentencepiece(
         eos_id=-1,
         control_symbols=["[CLS]", "[SEP]", "[MASK]"],
         minloglevel=2,
+        **trainer_options,
     )
     return prefix.with_suffix(".model")
 

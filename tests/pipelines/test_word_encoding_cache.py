@@ -170,21 +170,30 @@ def test_models_that_encode_across_words_are_refused():
 
 
 def test_model_without_dummy_prefix_encodes_whole_sentences(tmp_path):
-    spm.SentencePieceTrainer.train(
-        sentence_iterator=iter(["the cat sat on the mat", "a dog is cute", "it is"] * 20),
-        model_prefix=str(tmp_path / "nodummy"),
-        vocab_size=40,
-        hard_vocab_limit=False,
-        pad_id=0,
-        unk_id=1,
-        bos_id=-1,
-        eos_id=-1,
-        control_symbols=["[CLS]", "[SEP]", "[MASK]"],
-        add_dummy_prefix=False,
-        minloglevel=2,
-    )
-    model = tmp_path / "nodummy.model"
+    model = train_tiny_sentencepiece(tmp_path / "nodummy", add_dummy_prefix=False)
     encoder = SentencePieceEncoder(str(model))
     assert encoder.word_cache is None
     ids, lengths = encoder.encode(["the cat", "it is cute"])
     assert split(ids, lengths) == reference(model, encoder, ["the cat", "it is cute"])
+
+
+def test_an_error_while_encoding_new_words_leaves_the_cache_empty(release_model):
+    processor = spm.SentencePieceProcessor(model_file=str(release_model))
+    encoder = SentencePieceEncoder(str(release_model))
+    pieces = [processor.id_to_piece(i) for i in range(processor.get_piece_size())]
+    failing = [False]
+
+    def encode_texts(texts):
+        if failing[0]:
+            raise RuntimeError("encoder failed")
+        return processor.encode(texts)
+
+    cache = WordEncodingCache(encoder.preprocess, encode_texts, pieces)
+    cache.encode(["the cat"])
+    failing[0] = True
+    with pytest.raises(RuntimeError, match="encoder failed"):
+        cache.encode(["a new dog"])
+    assert len(cache) == 0
+    failing[0] = False
+    ids, lengths = cache.encode(["a new dog", "the cat"])
+    assert split(ids, lengths) == processor.encode(["a new dog", "the cat"])
