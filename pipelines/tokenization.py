@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Sequence
-from itertools import chain
 
 import numpy as np
 import sentencepiece as spm
@@ -22,7 +21,7 @@ import sentencepiece as spm
 from pipelines import special_tokens
 from pipelines.special_tokens import CLS_ID, MASK_ID, SEP_ID
 from pipelines.text_normalization import preprocess_texts
-from pipelines.word_encoding_cache import WordEncodingCache
+from pipelines.word_encoding_cache import WordEncodingCache, flatten_id_lists
 
 # The pieces a vocabulary must hold besides <pad> / <unk> (`pipelines.special_tokens`).
 SPECIAL_PIECES = tuple(special_tokens.SPECIAL_PIECES[i] for i in (CLS_ID, SEP_ID, MASK_ID))
@@ -126,10 +125,8 @@ class SentencePieceEncoder:
         cached = self.word_cache.encode(sentences) if self.word_cache is not None else None
         if cached is not None:
             return cached
-        encoded = self._encode_texts(sentences)
-        lengths = np.fromiter(map(len, encoded), np.int32, len(encoded))
-        ids = np.fromiter(chain.from_iterable(encoded), np.int32, int(lengths.sum()))
-        return ids, lengths
+        ids, lengths = flatten_id_lists(self._encode_texts(sentences))
+        return ids, lengths.astype(np.int32)
 
     def _encode_texts(self, texts: Sequence[str]) -> list[list[int]]:
         """Raw texts (sentences or words) -> their id lists, prepared as `preprocess` does."""

@@ -148,7 +148,7 @@ class WordEncodingCache:
     def _add(self, words: list[str]) -> None:
         """Encodes new words and stores their ids after the others, in the index's order."""
         prepared = self._prepare(words)
-        lengths, tokens = self._encode_joined(prepared)
+        tokens, lengths = self._encode_joined(prepared)
         self._chars += len("".join(words))
         self._starts = np.concatenate(
             [self._starts, len(self._tokens) + np.cumsum(lengths) - lengths]
@@ -157,7 +157,7 @@ class WordEncodingCache:
         self._tokens = np.concatenate([self._tokens, tokens])
 
     def _encode_joined(self, prepared: list[str]) -> tuple[np.ndarray, np.ndarray]:
-        """Prepared words -> (ids per word, all ids), as one string per word would give.
+        """Prepared words -> `(ids, lengths)` as `flatten_id_lists` of one string per word.
 
         A word prepared into printable ASCII, not empty and with no space, encodes to one piece
         starting with "▁" followed by pieces that do not (SentencePiece's normalization keeps
@@ -177,18 +177,30 @@ class WordEncodingCache:
         ]
         others = [prepared[i] for i in np.flatnonzero(~plain)]
         encoded = self._encode_texts(texts + others)
-        plain_ids = np.fromiter(chain.from_iterable(encoded[: len(texts)]), np.int32)
+        plain_ids, _ = flatten_id_lists(encoded[: len(texts)])
         starts = np.flatnonzero(self._starts_word[plain_ids])
         if len(starts) != len(joined) or (len(starts) and starts[0] != 0):
-            encoded = self._encode_texts(prepared)
-            lengths = np.fromiter(map(len, encoded), np.int64, count)
-            return lengths, np.fromiter(chain.from_iterable(encoded), np.int32)
+            return flatten_id_lists(self._encode_texts(prepared))
+        other_ids, other_lengths = flatten_id_lists(encoded[len(texts) :])
         lengths = np.zeros(count, np.int64)
         lengths[plain] = np.diff(starts, append=len(plain_ids))
-        lengths[~plain] = np.fromiter(map(len, encoded[len(texts) :]), np.int64, len(others))
+        lengths[~plain] = other_lengths
         # The ids in the index's order: the plain words' runs and the others' interleaved.
         tokens = np.empty(int(lengths.sum()), np.int32)
         is_plain = np.repeat(plain, lengths)
         tokens[is_plain] = plain_ids
-        tokens[~is_plain] = np.fromiter(chain.from_iterable(encoded[len(texts) :]), np.int32)
-        return lengths, tokens
+        tokens[~is_plain] = other_ids
+        return tokens, lengths
+
+
+def flatten_id_lists(id_lists: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
+    """SentencePiece's id lists -> `(ids, lengths)`: all ids in one int32 array, and each list's
+    length (int64).
+
+    Example:
+    >>> ids, lengths = flatten_id_lists([[5, 6], [], [7]])
+    >>> ids.tolist(), lengths.tolist()
+    ([5, 6, 7], [2, 0, 1])
+    """
+    lengths = np.fromiter(map(len, id_lists), np.int64, len(id_lists))
+    return np.fromiter(chain.from_iterable(id_lists), np.int32, int(lengths.sum())), lengths
