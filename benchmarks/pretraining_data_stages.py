@@ -42,6 +42,7 @@ def one_run(args) -> dict:
 
     import pipelines.pretraining_examples as examples
     from pipelines import pretraining_data, tokenization
+    from pipelines.shard_worker import keep_freed_memory
 
     spent = collections.Counter()
 
@@ -86,6 +87,7 @@ def one_run(args) -> dict:
     pretraining_data.iter_documents = timed_iterator(
         pretraining_data.iter_documents, "iter_documents"
     )
+    keep_freed_memory()  # as the command line does
     with tempfile.TemporaryDirectory() as output_dir:
         summary = pretraining_data.write_pretraining_data(
             args.input,

@@ -51,7 +51,7 @@ from pipelines.pretraining_stats import PretrainingStats
 from pipelines.read_stats import ReadStats
 from pipelines.record_writer import bookkeeping_dir, partial_path, read_progress
 from pipelines.sentence_packing import PACKINGS
-from pipelines.shard_worker import ShardPlan, start_workers
+from pipelines.shard_worker import ShardPlan, keep_freed_memory, start_workers
 from pipelines.sop_pairs import SENTENCE_OBJECTIVES
 from pipelines.tokenization import SentencePieceEncoder
 
@@ -518,6 +518,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unrecognized arguments: {' '.join(beam_args)} (Beam options need --runner)")
     if args.runner is not None:
         return _main_beam(args, beam_args)
+    keep_freed_memory()  # this process is the one worker when there is one
     return _reported(
         lambda: write_pretraining_data(
             args.input,

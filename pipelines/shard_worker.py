@@ -261,6 +261,7 @@ def worker_main(worker_args: dict, inbox, errors) -> None:
     It dies with its parent (see `die_with_parent`), even while it waits on `inbox`.
     """
     die_with_parent()
+    keep_freed_memory()
     worker = None
     try:
         worker = ShardWorker(**worker_args)
@@ -272,6 +273,39 @@ def worker_main(worker_args: dict, inbox, errors) -> None:
             worker.close()
         errors.put(f"{type(error).__name__}: {error}")
         sys.exit(1)
+
+
+# From <malloc.h>.
+_M_TRIM_THRESHOLD = -1
+_M_MMAP_THRESHOLD = -3
+_MMAP_THRESHOLD = 32 << 20  # the most glibc takes on 64-bit
+_TRIM_THRESHOLD = 256 << 20
+
+
+def keep_freed_memory() -> bool:
+    """Lets glibc's malloc reuse freed memory for NumPy's large temporary arrays.
+
+    By default glibc gives an array of over 128 KB (later: of over the largest freed so far)
+    pages of its own and returns them when it is freed, so the next array of that size faults
+    its pages in again: a worker making records spent ~0.1 of its 0.8 CPU-seconds on the six
+    books in the kernel for that, and ~40% fewer page faults with these settings (arrays below
+    32 MB come from the heap, and up to 256 MB of freed heap is kept). The kernel's page
+    faults are no cost any library avoids for us; glibc's documented tunables do, through
+    ctypes (the standard library has no `mallopt`). Called in each worker process and by the
+    writer's command line, not by the library: a notebook's process keeps glibc's defaults.
+
+    Returns:
+        Whether both settings took (False off Linux or with another libc).
+    """
+    if sys.platform != "linux":
+        return False
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):
+        return False
+    return bool(mallopt(_M_MMAP_THRESHOLD, _MMAP_THRESHOLD)) and bool(
+        mallopt(_M_TRIM_THRESHOLD, _TRIM_THRESHOLD)
+    )
 
 
 _PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>

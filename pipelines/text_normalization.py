@@ -35,6 +35,8 @@ _NON_ASCII_WHITESPACE = (
     "\u2028\u2029\u202f\u205f\u3000"
 )
 _NON_ASCII_WHITESPACE_SET = frozenset(_NON_ASCII_WHITESPACE)
+# Every character `str.split()` (and so step 1) splits a text at.
+WHITESPACE = " \n" + _ASCII_OTHER_WHITESPACE + _NON_ASCII_WHITESPACE
 # Two spaces, then any more: the literal two-space prefix is searched in C (a `"  +"` or
 # `" {2,}"` pattern, or repeated `str.replace("  ", " ")`, costs 1.5-5x more on prose).
 _SPACE_RUNS = re.compile("   *")

@@ -12,7 +12,7 @@ time, so a sentence's ids are its words' ids laid end to end:
   no piece spans two words, so the best segmentation of a sentence is that of each word.
 Prose repeats its words (Zipf): the six books of `../shared/data` hold 1.5M words but 94k
 distinct ones, so each distinct word is prepared and encoded once and every other occurrence is a
-dict look-up. Neither SentencePiece (its Python API encodes whole strings) nor HF `tokenizers`
+look-up (`pipelines.word_table.WordTable`: all the words of a batch at once, in NumPy). Neither SentencePiece (its Python API encodes whole strings) nor HF `tokenizers`
 (whose Unigram gives the same ids but ran 8x slower per core here) does this, hence by hand.
 
 The cache holds raw words, as the reader gives them, and is emptied once it holds `max_words`
@@ -28,6 +28,8 @@ from itertools import chain, repeat
 
 import numpy as np
 
+from pipelines.word_table import WordTable
+
 # Stands between two sentences in the joined batch: a word of its own, which encodes to nothing.
 # A batch where a sentence holds it (the reader never gives one: a NUL byte marks a binary file,
 # skipped) is left to the caller.
@@ -37,19 +39,6 @@ _SPACE_PIECE = "\u2581"
 # New words are encoded this many to a SentencePiece call, joined by spaces: one string per
 # word costs SentencePiece's Python API twice as much.
 _WORDS_PER_TEXT = 16
-
-
-class _WordIndex(dict):
-    """word -> its number; a missing word is numbered in the look-up and listed in `new`."""
-
-    def __init__(self):
-        super().__init__({_SEPARATOR: 0})
-        self.new = []
-
-    def __missing__(self, word):
-        number = self[word] = len(self)
-        self.new.append(word)
-        return number
 
 
 class WordEncodingCache:
@@ -103,14 +92,15 @@ class WordEncodingCache:
 
     def clear(self) -> None:
         """Forgets every word."""
-        self._index = _WordIndex()
+        self._table = WordTable()
+        self._table.number(_SEPARATOR)  # number 0
         self._chars = 0
         self._tokens = np.zeros(0, np.int32)
         self._starts = np.zeros(1, np.int64)  # the separator's (empty) run
         self._lengths = np.zeros(1, np.int64)
 
     def __len__(self) -> int:
-        return len(self._index) - 1
+        return len(self._table) - 1
 
     def encode(self, sentences: Sequence[str]) -> tuple[np.ndarray, np.ndarray] | None:
         """Encodes raw sentences into one flat id array and each sentence's length.
@@ -125,15 +115,13 @@ class WordEncodingCache:
         text = _JOINT.join(sentences)
         if text.count(_SEPARATOR) != len(sentences) - 1:
             return None
-        words = text.split()
-        word_ids = np.fromiter(map(self._index.__getitem__, words), np.int64, len(words))
-        if self._index.new:
+        word_ids, new_words = self._table.number(text)
+        if new_words:
             try:
-                self._add(self._index.new)
+                self._add(new_words)
             except BaseException:  # numbered words without ids must not outlive an error
                 self.clear()
                 raise
-            self._index.new = []
         counts = self._lengths[word_ids]
         ends = np.cumsum(counts)
         total = int(ends[-1]) if len(ends) else 0
@@ -141,7 +129,7 @@ class WordEncodingCache:
         runs = np.repeat(self._starts[word_ids] - (ends - counts), counts)
         ids = self._tokens[runs + np.arange(total)]
         sentence_ends = np.concatenate([[0], ends[word_ids == 0], [total]])
-        if len(self._index) > self.max_words or self._chars > self.max_chars:
+        if len(self._table) > self.max_words or self._chars > self.max_chars:
             self.clear()
         return ids, np.diff(sentence_ends).astype(np.int32)
 

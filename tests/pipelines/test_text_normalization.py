@@ -77,6 +77,8 @@ def test_whitespace_tables_are_every_whitespace_character_of_python():
     assert set(listed) | {" ", "\n"} == everything
     assert text_normalization._ASCII_OTHER_WHITESPACE.isascii()
     assert not any(c.isascii() for c in text_normalization._NON_ASCII_WHITESPACE)
+    assert len(text_normalization.WHITESPACE) == len(everything)
+    assert set(text_normalization.WHITESPACE) == everything
 
 
 def test_joined_whitespace_collapse_equals_per_text_split():
