@@ -71,7 +71,7 @@ class WordEncodingCache:
     ):
         self._prepare = prepare
         self._encode_texts = encode_texts
-        self._starts_word = np.fromiter((p.startswith(_SPACE_PIECE) for p in pieces), bool)
+        self._starts_word = _starts_with_space(pieces)
         self.max_words = max_words
         self.max_chars = max_chars
         self.clear()
@@ -84,7 +84,10 @@ class WordEncodingCache:
             pieces: list of str. The model's pieces.
             encode_texts: callable. Texts -> their id lists, by the model.
         """
-        if _SPACE_PIECE not in pieces or any(_SPACE_PIECE in p[1:] for p in pieces):
+        # "▁" is a piece and no piece holds one but at its start: as many as start with one.
+        if _SPACE_PIECE not in pieces:
+            return False
+        if "".join(pieces).count(_SPACE_PIECE) != _starts_with_space(pieces).sum():
             return False
         # add_dummy_prefix and remove_extra_whitespaces: words encode alone as in a sentence.
         whole, spaced, first, second = encode_texts(["it is", " it   is ", "it", "is"])
@@ -179,6 +182,10 @@ class WordEncodingCache:
         tokens[is_plain] = plain_ids
         tokens[~is_plain] = other_ids
         return tokens, lengths
+
+
+def _starts_with_space(pieces: Sequence[str]) -> np.ndarray:
+    return np.fromiter(map(str.startswith, pieces, repeat(_SPACE_PIECE)), bool, len(pieces))
 
 
 def flatten_id_lists(id_lists: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
