@@ -286,13 +286,15 @@ def keep_freed_memory() -> bool:
     """Lets glibc's malloc reuse freed memory for NumPy's large temporary arrays.
 
     By default glibc gives an array of over 128 KB (later: of over the largest freed so far)
-    pages of its own and returns them when it is freed, so the next array of that size faults
-    its pages in again: a worker making records spent ~0.1 of its 0.8 CPU-seconds on the six
-    books in the kernel for that, and ~40% fewer page faults with these settings (arrays below
-    32 MB come from the heap, and up to 256 MB of freed heap is kept). The kernel's page
-    faults are no cost any library avoids for us; glibc's documented tunables do, through
-    ctypes (the standard library has no `mallopt`). Called in each worker process and by the
-    writer's command line, not by the library: a notebook's process keeps glibc's defaults.
+    pages of its own and returns them to the kernel when it is freed, so the next array of that
+    size faults its pages in again. On the six books at dupe_factor 10 (1 worker) that was
+    233k page faults and 0.63 of 3.3-3.7 CPU-seconds in the kernel; with these settings (arrays
+    below 32 MB come from the heap, and up to 256 MB of freed heap is kept) it is 20k faults,
+    0.13 s in the kernel and 2.6-2.7 CPU-seconds in all, for 2 MB more peak memory (15 MB more
+    at dupe_factor 1, where the gain is within the noise). No library sets glibc's documented
+    tunables for us, and the standard library has no `mallopt`: hence ctypes. Called in each
+    worker process and by the writer's command line, not by the library: a notebook's process
+    keeps glibc's defaults.
 
     Returns:
         Whether both settings took (False off Linux or with another libc).
