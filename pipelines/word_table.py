@@ -158,7 +158,9 @@ class WordTable:
         mask = len(self._cells) - 1
         while len(pending):
             everyone = len(pending) == len(low)  # the first probe: no gathers
-            keys = (low, high, length) if everyone else (low[pending], high[pending], length[pending])
+            keys = (
+                (low, high, length) if everyone else (low[pending], high[pending], length[pending])
+            )
             at = positions if everyone else positions[pending]
             free = self._cells[at] == _EMPTY
             self._cells[at[free]] = old_size + pending[free]  # one claim per cell wins

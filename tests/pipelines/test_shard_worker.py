@@ -103,9 +103,8 @@ print(faults)
 def test_workers_reuse_freed_memory_instead_of_faulting_pages_in_again():
     """With glibc's defaults each new array of a few MB is given fresh pages (~1,300 page faults
     over these 60 arrays here); after `keep_freed_memory` they reuse the freed heap."""
-    result = subprocess.run(
-        [sys.executable, "-c", _REUSE_CHECK], cwd=REPO_ROOT, capture_output=True, text=True
-    )
+    command = [sys.executable, "-c", _REUSE_CHECK]
+    result = subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True, check=True)
     took, faults = result.stdout.split()
     assert took == "True"
     assert int(faults) < 100
