@@ -18,6 +18,7 @@ import numpy as np
 from pipelines.text_normalization import WHITESPACE
 
 _KEY_BYTES = 16
+_CHUNK_WORDS = 1 << 17
 _EMPTY = -1
 # Bytes that are whitespace alone (ASCII), and the code points of the other whitespace
 # characters, found at their UTF-8 lead bytes (2 and 3 bytes long: all are below U+10000).
@@ -75,16 +76,33 @@ class WordTable:
         # Zeros after the end, so that every word's 16 bytes can be read.
         padded = raw + bytes(_KEY_BYTES)
         starts, ends = _word_spans(np.frombuffer(padded, np.uint8, len(raw)))
-        low, high, length = _keys(padded, starts, ends)
+        numbers = np.empty(len(starts), np.int64)
+        firsts = [np.zeros(0, np.int64)]
+        # Words a chunk at a time: the arrays of a chunk stay in the CPU's cache (~20% faster
+        # than all the words of a 20,000-sentence batch at once).
+        for i in range(0, len(starts), _CHUNK_WORDS):
+            chunk_starts, chunk_ends = starts[i : i + _CHUNK_WORDS], ends[i : i + _CHUNK_WORDS]
+            keys = self._keys(padded, chunk_starts, chunk_ends)
+            numbers[i : i + len(chunk_starts)], new = self._number_keys(*keys)
+            firsts.append(new + i)
+        firsts = np.concatenate(firsts)
+        return numbers, _decode_words(padded, starts[firsts], ends[firsts])
+
+    def _keys(self, padded: bytes, starts: np.ndarray, ends: np.ndarray):
+        """Each word's key: its first and next 8 bytes (zero beyond its end) and its length in
+        bytes; for a longer word, its serial number in `_long`, 0 and `_KEY_BYTES + 1`."""
+        # Every byte offset's next 8 bytes as one little-endian uint64 (an unaligned view).
+        windows = np.ndarray((len(padded) - 7,), "<u8", padded, 0, (1,))
+        length = ends - starts
+        low = windows[starts] & _LOW_BYTES[np.minimum(length, 8)]
+        high = windows[starts + 8] & _LOW_BYTES[np.clip(length - 8, 0, 8)]
         long_words = np.flatnonzero(length > _KEY_BYTES)
         if len(long_words):
-            # A longer word's key: its serial number among them (exact, by a dict of bytes).
             spans = zip(starts[long_words].tolist(), ends[long_words].tolist())
-            serials = [self._long.setdefault(raw[s:e], len(self._long)) for s, e in spans]
+            serials = [self._long.setdefault(padded[s:e], len(self._long)) for s, e in spans]
             low[long_words], high[long_words] = serials, 0
             length[long_words] = _KEY_BYTES + 1
-        numbers, firsts = self._number_keys(low, high, length)
-        return numbers, _decode_words(padded, starts[firsts], ends[firsts])
+        return low, high, length
 
     def _number_keys(self, low, high, length) -> tuple[np.ndarray, np.ndarray]:
         """Each key's number, and the index of the first occurrence of each new key."""
@@ -221,16 +239,6 @@ def _word_spans(data: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         space[at[wide] + 2] = True
     edges = np.flatnonzero(np.diff(space, prepend=True, append=True))
     return edges[0::2], edges[1::2]
-
-
-def _keys(padded: bytes, starts: np.ndarray, ends: np.ndarray):
-    """Each word's first and next 8 bytes (zero beyond its end) and its length in bytes."""
-    # Every byte offset's next 8 bytes as one little-endian uint64 (an unaligned view).
-    windows = np.ndarray((len(padded) - 7,), "<u8", padded, 0, (1,))
-    length = ends - starts
-    low = windows[starts] & _LOW_BYTES[np.minimum(length, 8)]
-    high = windows[starts + 8] & _LOW_BYTES[np.clip(length - 8, 0, 8)]
-    return low, high, length
 
 
 def _decode_words(padded: bytes, starts: np.ndarray, ends: np.ndarray) -> list[str]:

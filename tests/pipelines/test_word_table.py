@@ -4,6 +4,7 @@ import random
 
 import numpy as np
 
+from pipelines import word_table
 from pipelines.text_normalization import WHITESPACE
 from pipelines.word_table import WordTable
 
@@ -53,6 +54,15 @@ def test_fuzzed_texts_many_calls_and_growth():
         texts.append(text)
     table = check_calls(texts)
     assert len(table) > 8192
+
+
+def test_words_a_chunk_at_a_time(monkeypatch):
+    """A text is numbered a chunk of words at a time: chunks of 7 words give the same."""
+    monkeypatch.setattr(word_table, "_CHUNK_WORDS", 7)
+    rng = random.Random(1)
+    alphabet = list(" \t\u3000") * 3 + list("abcdé日")
+    texts = ["".join(rng.choices(alphabet, k=rng.randint(0, 500))) for _ in range(20)]
+    check_calls(texts + ["x " * 7, "x " * 8 + "y", " ".join("z" * n for n in range(1, 40))])
 
 
 def test_words_in_one_probe_chain_are_told_apart(monkeypatch):
