@@ -6,7 +6,7 @@ object per word. Here the text's UTF-8 bytes are cut at whitespace with NumPy, e
 to 16 bytes becomes an exact key (its bytes as two uint64 and its length) and the keys are
 looked up in an open-addressing hash table held in NumPy arrays, all words at once: half the
 CPU time on the six books in batches of 20,000 sentences, new words included
-(`benchmarks/word_table.py`: 1.9-2.0x, ~110 against ~210 ns a word on a quiet machine).
+(`benchmarks/word_table.py`: 1.9-2.0x, ~85 against ~165 ns a word here).
 Neither NumPy nor the standard library has a hash table over array rows, hence by hand. A
 longer word (0.1% of prose) is keyed by its serial number in a dict of their bytes.
 """
