@@ -12,8 +12,9 @@ time, so a sentence's ids are its words' ids laid end to end:
   no piece spans two words, so the best segmentation of a sentence is that of each word.
 Prose repeats its words (Zipf): the six books of `../shared/data` hold 1.5M words but 94k
 distinct ones, so each distinct word is prepared and encoded once and every other occurrence is a
-look-up (`pipelines.word_table.WordTable`: all the words of a batch at once, in NumPy). Neither SentencePiece (its Python API encodes whole strings) nor HF `tokenizers`
-(whose Unigram gives the same ids but ran 8x slower per core here) does this, hence by hand.
+look-up (`pipelines.word_table.WordTable`: all the words of a batch at once, in NumPy).
+Neither SentencePiece (its Python API encodes whole strings) nor HF `tokenizers` (whose Unigram
+gives the same ids but ran 8x slower per core here) does this, hence by hand.
 
 The cache holds raw words, as the reader gives them, and is emptied once it holds `max_words`
 distinct words or `max_chars` characters, so a worker's memory stays bounded on any corpus.

@@ -27,7 +27,8 @@ _ASCII_SPACE[[ord(c) for c in WHITESPACE if c.isascii()]] = True
 _WIDE_SPACES = np.array(sorted(ord(c) for c in WHITESPACE if not c.isascii()), np.int64)
 # The low `i` bytes of a little-endian uint64.
 _LOW_BYTES = np.array([(1 << (8 * i)) - 1 for i in range(9)], np.uint64)
-# Odd multipliers of the key hash (the fractional digits of the golden ratio and of sqrt(2)).
+# Odd multipliers of the key hash: the fractional bits of the golden ratio and of sqrt(2), and
+# SplitMix64's first multiplier.
 _MIX = np.array([0x9E3779B97F4A7C15, 0x6A09E667F3BCC909, 0xBF58476D1CE4E5B9], np.uint64)
 
 
