@@ -204,18 +204,12 @@ class WordTable:
         return first_seen[claims], renumbered[winner]
 
     def _grow(self, cells: int) -> None:
-        """Rehashes every key into at least `cells` cells."""
+        """Rehashes every key into at least `cells` cells (inserted afresh, in number order,
+        so each keeps its number)."""
+        keys = self._low, self._high, self._length
         self._cells = np.full(1 << max(10, (cells - 1).bit_length()), _EMPTY, np.int32)
-        positions = self._home(self._low, self._high, self._length)
-        mask = len(self._cells) - 1
-        pending = np.arange(len(self))
-        while len(pending):
-            at = positions[pending]
-            free = self._cells[at] == _EMPTY
-            self._cells[at[free]] = pending[free]
-            placed = self._cells[at] == pending
-            pending = pending[~placed]
-            positions[pending] = (positions[pending] + 1) & mask
+        self._low, self._high, self._length = (key[:0] for key in keys)
+        self._insert(*keys, self._home(*keys))
 
 
 def _word_spans(data: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
