@@ -47,7 +47,7 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import PipelineOptions
 from apache_beam.transforms.window import GlobalWindows
 
-from pipelines import filesystems
+from pipelines import filesystems, shard_worker
 from pipelines.document_groups import GroupCutter, document_chars, file_start_states
 from pipelines.documents import iter_file_documents, list_input_files
 from pipelines.pretraining_data import (
@@ -89,6 +89,7 @@ def write_pretraining_data_beam(
     lower_case: bool | None = None,
     group_chars: int = 1 << 17,
     progress: bool = True,
+    keep_freed_memory: bool = False,
 ) -> dict:
     """Writes every shard with a Beam pipeline; returns the statistics written to `stats.json`.
 
@@ -99,6 +100,11 @@ def write_pretraining_data_beam(
             SparkRunner, ...
         beam_args: list of str or None. More Beam pipeline options (`--direct_num_workers=2`,
             `--project=...`).
+        keep_freed_memory: bool. Whether the workers that make the records call
+            `shard_worker.keep_freed_memory()` (glibc's malloc keeps freed memory for NumPy's
+            large temporaries, as the local writer's workers do). Off by default, since on an
+            in-process runner (the DirectRunner's default mode) it would change the calling
+            process's malloc too; the command line turns it on.
         The others: as `write_pretraining_data` (same meaning, same records).
 
     Example:
@@ -168,7 +174,7 @@ def write_pretraining_data_beam(
             | "Order documents" >> beam.Map(_ordered_group)
         )
         records = groups | "Make" >> beam.ParDo(
-            _MakeRecords(config, model_bytes, encoder.lower_case, num_shards)
+            _MakeRecords(config, model_bytes, encoder.lower_case, num_shards, keep_freed_memory)
         )
         every_shard = pipeline | "Shards" >> beam.Create([(s, None) for s in range(num_shards)])
         made = (
@@ -284,13 +290,16 @@ def _ordered_group(element):
 class _MakeRecords(beam.DoFn):
     """(group index, documents) -> (shard, (group index, TFRecord bytes, PretrainingStats dict))."""
 
-    def __init__(self, config: ExampleConfig, model_bytes: bytes, lower_case: bool, num_shards):
+    def __init__(self, config, model_bytes, lower_case, num_shards, keep_freed_memory=False):
         self.config = config
         self.model_bytes = model_bytes
         self.lower_case = lower_case
         self.num_shards = num_shards
+        self.keep_freed_memory = keep_freed_memory
 
     def setup(self):
+        if self.keep_freed_memory:
+            shard_worker.keep_freed_memory()
         self.encoder = _encoder(self.model_bytes, self.lower_case)
 
     def start_bundle(self):

@@ -595,6 +595,7 @@ def _main_beam(args: argparse.Namespace, beam_args: list[str]) -> int:
             runner=args.runner,
             beam_args=beam_args,
             **_shard_settings(args),
+            keep_freed_memory=True,  # in the workers that make records, as locally
         )
     )
 

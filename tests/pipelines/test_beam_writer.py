@@ -14,7 +14,8 @@ import sys
 import apache_beam  # noqa: F401
 import pytest
 
-from pipelines import pretraining_data
+from pipelines import pretraining_data, shard_worker
+from pipelines.beam_writer import write_pretraining_data_beam
 from pipelines.pretraining_data import main, write_pretraining_data
 
 SPM = "vocab/30k-clean.reconstructed.model"
@@ -143,6 +144,28 @@ def test_without_apache_beam_a_runner_is_one_clear_line(tmp_path, capsys, monkey
     assert main([*arguments, "--runner", "DirectRunner"]) == 2
     error = capsys.readouterr().err
     assert error.count("\n") == 1 and "pip install albert-keras[beam]" in error
+
+
+@pytest.mark.parametrize("through_command_line", [True, False])
+def test_record_makers_keep_freed_memory_when_the_command_line_runs_them(
+    through_command_line, shared_data, tmp_path, monkeypatch
+):
+    """The command line's Beam workers set glibc's malloc as the local workers do; the library
+    leaves the calling process's malloc alone unless asked (an in-process runner runs there)."""
+    calls = []
+    monkeypatch.setattr(shard_worker, "keep_freed_memory", lambda: calls.append(1))
+    corpus = tmp_path / "a.txt"
+    corpus.write_text("The cat sat on the mat. It was warm.\n\nA dog came by. It barked.\n")
+    settings = {"max_seq_length": 32, "dupe_factor": 1}
+    if through_command_line:
+        arguments = _arguments([corpus], shared_data / SPM, tmp_path / "out", **settings)
+        assert main([*arguments, "--runner", "DirectRunner"]) == 0
+    else:
+        write_pretraining_data_beam(
+            str(corpus), str(shared_data / SPM), str(tmp_path / "out"), progress=False, **settings
+        )
+    assert json.loads((tmp_path / "out" / "stats.json").read_text())["examples"] > 0
+    assert (len(calls) > 0) == through_command_line
 
 
 def test_pipelines_work_without_apache_beam(shared_data, tmp_path):
