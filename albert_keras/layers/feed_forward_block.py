@@ -6,6 +6,7 @@ from keras import ops
 from albert_keras.layers.activations import gelu_approximate
 from albert_keras.layers.factorized_embedding import albert_initializer
 from albert_keras.layers.fast_layer_normalization import FastLayerNormalization
+from albert_keras.layers.fast_paths import fast_paths_enabled, widening_matmul
 from albert_keras.layers.validation import check_positive, check_rate
 
 
@@ -64,7 +65,9 @@ class FeedForwardBlock(keras.layers.Layer):
         # The Dense's matmul, then its bias inside the GELU (one fused loop on TensorFlow).
         dense = self.intermediate_dense
         kernel = ops.cast(dense.kernel, self.compute_dtype)
-        x = gelu_approximate(ops.matmul(inputs, kernel), ops.cast(dense.bias, self.compute_dtype))
+        fast = fast_paths_enabled() and self.compute_dtype == "float32"
+        matmul = widening_matmul if fast else ops.matmul
+        x = gelu_approximate(matmul(inputs, kernel), ops.cast(dense.bias, self.compute_dtype))
         x = self.output_dense(x)
         x = self.dropout_layer(x, training=training)
         return self.layer_norm(inputs + x)

@@ -7,7 +7,12 @@ import tensorflow as tf
 import albert_keras as ak
 from albert_keras.layers import FastLayerNormalization, SelfAttentionBlock
 from albert_keras.layers.activations import gelu_approximate
-from albert_keras.layers.fast_paths import enable_fast_paths, fast_paths, fast_paths_enabled
+from albert_keras.layers.fast_paths import (
+    enable_fast_paths,
+    fast_paths,
+    fast_paths_enabled,
+    widening_matmul,
+)
 from albert_keras.layers.sparse_cross_entropy import sparse_cross_entropy
 
 
@@ -60,6 +65,32 @@ def test_gelu_with_the_dense_bias():
         lambda inputs: gelu_approximate(inputs, bias), x, [bias]
     )
     assert len(fast) == 3  # outputs, d/dx, d/dbias
+    assert_close(fast, reference, atol=1e-5)
+
+
+def test_widening_matmul():
+    rng = np.random.default_rng(10)
+    x = tf.constant(rng.normal(size=(3, 7, 16)), "float32")
+    kernel = tf.Variable(rng.normal(size=(16, 64)), dtype="float32")
+    for function in (widening_matmul, tf.function(widening_matmul)):  # eager and traced
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            product = function(x, kernel)
+            weights = tf.constant(rng.normal(size=(3, 7, 64)), "float32")
+            loss = tf.reduce_sum(product * weights)
+        dx, dkernel = tape.gradient(loss, [x, kernel])
+        assert product.shape == (3, 7, 64)
+        np.testing.assert_allclose(product, np.einsum("btk,kn->btn", x, kernel), atol=1e-4)
+        np.testing.assert_allclose(dx, np.einsum("btn,kn->btk", weights, kernel), atol=1e-4)
+        np.testing.assert_allclose(dkernel, np.einsum("btk,btn->kn", x, weights), atol=1e-4)
+
+
+def test_feed_forward_block():
+    block = ak.layers.FeedForwardBlock(intermediate_dim=48)
+    x = tf.constant(np.random.default_rng(11).normal(size=(2, 6, 16)), "float32")
+    block.build(x.shape)
+    fast, reference = outputs_and_gradients(block, x, block.trainable_variables)
+    assert len(fast) == 1 + 1 + 6  # outputs, d/dx and six weights
     assert_close(fast, reference, atol=1e-5)
 
 
