@@ -24,8 +24,9 @@ JAX (XLA) and torch fuse the reference formulas themselves, so the paths are on 
 TensorFlow only; `enable_fast_paths(False)` turns them off (to measure them, or to check the
 reference on TensorFlow). Measured on a 2-core CPU, a train step (L6 H256 I1024, 16 x 128) gains
 6.6% from the GELU, 3.4% from the LayerNorm, 2.5% from the tied head, 1.2-1.5x from the
-attention and ~7% from the cross entropy with the GELU's bias (float32; in mixed_bfloat16 the
-GELU computed in float32 inside its loop another 1.13x; benchmarks/README.md).
+attention, ~7% from the cross entropy with the GELU's bias and 1.7% from the FFN's input
+gradient (float32; in mixed_bfloat16 the GELU computed in float32 inside its loop another
+1.13x; benchmarks/README.md).
 `explicit_attention` is also the attention of every backend when dropout on the probabilities
 is on (`dot_product_attention` has none). TensorFlow is imported on first use only, so the
 module is safe to import on any backend.
