@@ -293,8 +293,8 @@ def keep_freed_memory() -> bool:
     0.13 s in the kernel and 2.6-2.7 CPU-seconds in all, for 2 MB more peak memory (15 MB more
     at dupe_factor 1, where the gain is within the noise). No library sets glibc's documented
     tunables for us, and the standard library has no `mallopt`: hence ctypes. Called in each
-    worker process and by the writer's command line, not by the library: a notebook's process
-    keeps glibc's defaults.
+    worker process, by the writer's command line and in the Beam workers that command line
+    starts, not by the library: a notebook's process keeps glibc's defaults.
 
     Returns:
         Whether both settings took (False off Linux or with another libc).
