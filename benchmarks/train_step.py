@@ -242,13 +242,6 @@ def step_matmuls_runner(shapes: list[tuple], seed: int):
 PRECISION_VIEWS = ("defaults", "float32", "bfloat16")
 
 
-def native_bfloat16() -> bool:
-    """Whether this CPU computes bfloat16 matmuls natively (AVX512_BF16 or AMX-BF16)."""
-    from albert_keras.training.precision import BF16_CPU_FLAGS, cpu_flags
-
-    return bool(cpu_flags() & set(BF16_CPU_FLAGS))
-
-
 def peer_runners(args, batch, views: list[str], default_policy: str) -> dict:
     """The model runners the tables need, named "PEER POLICY" (each built once)."""
     wanted_policies = {"ours": set(), "keras-hub": set(), "hf": set()}
@@ -314,11 +307,11 @@ def main(argv=None) -> int:
 
     import tensorflow as tf
 
-    from albert_keras.training.precision import choose_precision
+    from albert_keras.training.precision import bf16_cpu_flags, choose_precision
 
     default_policy, why = choose_precision("auto", None)
     notes = []
-    if args.precision is None and not native_bfloat16():
+    if args.precision is None and not bf16_cpu_flags():
         # Every peer would emulate it: HF's autocast step took 37 s here (AMD EPYC, AVX2).
         views.remove("bfloat16")
         notes.append(

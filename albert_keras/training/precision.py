@@ -89,6 +89,13 @@ def cpu_flags() -> set[str]:
     return set()
 
 
+def bf16_cpu_flags() -> list[str]:
+    """The flags of `BF16_CPU_FLAGS` this CPU has (sorted): non-empty where it computes bfloat16
+    matmuls natively."""
+    flags = cpu_flags()
+    return sorted(flag for flag in BF16_CPU_FLAGS if flag in flags)
+
+
 def onednn_enabled() -> bool:
     """Whether TensorFlow runs oneDNN kernels, by TensorFlow's own rule: `TF_ENABLE_ONEDNN_OPTS`
     decides when set; otherwise on for x86-64 Linux CPUs with neural-network features
@@ -109,7 +116,7 @@ def onednn_enabled() -> bool:
 def _cpu_precision() -> tuple[str, str]:
     import keras
 
-    found = sorted(flag for flag in BF16_CPU_FLAGS if flag in cpu_flags())
+    found = bf16_cpu_flags()
     if not found:
         return "float32", "auto: this CPU has no AVX512_BF16 or AMX-BF16"
     names = " and ".join(flag.upper() for flag in found)

@@ -56,7 +56,7 @@ def test_simple_head_memorizes_a_few_questions(questions, spm_path):
     # Linear decay to 0, as the official fine-tuning: at a constant 3e-3 the run is unstable
     # (one seed of three fell from 6 of 8 exact to 0 between epochs 100 and 150 on an AVX2 CPU).
     learning_rate = keras.optimizers.schedules.PolynomialDecay(
-        3e-3, epochs * sum(1 for _ in batches), end_learning_rate=0.0
+        3e-3, epochs * int(batches.cardinality()), end_learning_rate=0.0
     )
     answerer.compile(optimizer=keras.optimizers.Adam(learning_rate))
 

@@ -5,6 +5,7 @@ import pytest
 from albert_keras.models import AlbertBackbone
 from albert_keras.training import get_strategy
 from albert_keras.training.precision import (
+    bf16_cpu_flags,
     choose_precision,
     cpu_flags,
     in_precision,
@@ -39,6 +40,13 @@ def test_an_explicit_choice_is_kept(monkeypatch):
         assert choose_precision(policy, None) == (policy, "asked for")
     with pytest.raises(ValueError, match="mixed_precision='bf16' is not one of auto"):
         choose_precision("bf16", None)
+
+
+def test_bf16_cpu_flags_are_the_native_bfloat16_ones(monkeypatch):
+    monkeypatch.setenv("ALBERT_KERAS_CPU_FLAGS", "fpu AMX_BF16 avx512f avx512_bf16 amx_tile")
+    assert bf16_cpu_flags() == ["amx_bf16", "avx512_bf16"]
+    monkeypatch.setenv("ALBERT_KERAS_CPU_FLAGS", "fpu avx2 avx512f avx512_vnni")
+    assert bf16_cpu_flags() == []
 
 
 def test_cpu_flags_read_this_machine(monkeypatch):
