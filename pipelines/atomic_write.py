@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shutil
 from collections.abc import Iterator
 
@@ -31,6 +32,21 @@ def temporary_path(path: str | os.PathLike) -> str:
     if not stem:  # a dot-file such as ".env": no suffix to keep
         stem, suffix = name, ""
     return os.path.join(folder, f".{stem.lstrip('.')}.tmp-{os.getpid()}{suffix}")
+
+
+def is_temporary_name(name: str) -> bool:
+    """Whether `name` (a file name, no folder) is a temporary name of `temporary_path`.
+
+    Example:
+    >>> is_temporary_name(os.path.basename(temporary_path("run/model.keras")))
+    True
+    >>> is_temporary_name("model.keras")
+    False
+    """
+    return _TEMPORARY.fullmatch(name) is not None
+
+
+_TEMPORARY = re.compile(r"\..*\.tmp-[0-9]+(\.[^.]*)?")
 
 
 @contextlib.contextmanager

@@ -1,0 +1,332 @@
+"""The output-folder rule: a command writes only into a folder it owns, one run at a time.
+
+Every command that writes (the vocabulary, the data writers, pretrain, distill, the fine-tuning
+jobs, convert, export, study, demo) opens its output folder through `OutputFolder`:
+
+- **Ownership.** The folder holds a manifest, `.albert-keras.json`, naming the command that made
+  it, the arguments and inputs it ran with, and every top-level entry it wrote. A folder that
+  holds files but no manifest (a user's folder) is refused; so is a folder another command made.
+- **Same command, same arguments: resume.** The run continues where the last one stopped and
+  keeps its files, as it always did.
+- **Same command, other arguments: refused**, naming the first argument that differs, unless the
+  command was given `overwrite=True` (its `--overwrite` flag): then only the entries the manifest
+  lists are removed, never anything else.
+- **One run at a time.** A lock file, `.albert-keras.lock`, holds the PID and host of the run and
+  an exclusive `flock`. The kernel drops a `flock` when its process dies, `kill -9` included, so
+  a lock left by a dead run is free and the next run takes it over; a live holder is named in the
+  refusal.
+
+Every refusal is an `OutputFolderError` with one line that names the folder and the way out; the
+command line prints it and exits 2. Nothing is written before the checks pass. Remote folders
+(`gs://...`) are written through `tf.io.gfile` by the commands themselves and cannot be locked: the
+rule applies to local paths.
+
+Written by hand: no library we use keeps a per-folder ownership manifest (`filelock` gives the
+lock alone, and `fcntl.flock` is all of it we need). Pure Python: the TensorFlow-free data writer
+uses it too.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import errno
+import fcntl
+import json
+import os
+import shutil
+import socket
+from collections.abc import Iterable, Mapping
+
+from pipelines import atomic_write
+
+MANIFEST = ".albert-keras.json"
+LOCK = ".albert-keras.lock"
+# Names that never count as a user's files: ours, and the atomic writer's temporaries.
+_OWN_NAMES = (MANIFEST, LOCK)
+
+
+class OutputFolderError(ValueError):
+    """A one-line refusal to write into a folder (the command line exits 2 with it)."""
+
+
+def is_remote(path: str | os.PathLike) -> bool:
+    """Whether `path` is a URL (`gs://...`) rather than a local path."""
+    return "://" in os.fspath(path)
+
+
+def _now() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+
+
+def _jsonable(value):
+    """`value` as JSON keeps it (tuples as lists, paths as strings), for comparing arguments."""
+    return json.loads(json.dumps(value, default=str))
+
+
+def _first_difference(before: Mapping, now: Mapping, ignore: Iterable[str]) -> str | None:
+    for key in sorted(set(before) | set(now)):
+        if key in ignore:
+            continue
+        if before.get(key) != now.get(key):
+            return f"{key}: {before.get(key)!r} before, {now.get(key)!r} now"
+    return None
+
+
+class OutputFolder:
+    """A folder one command owns while it writes into it (see the module docstring).
+
+    Args:
+        path: str or path-like. The folder; made (with its parents) when absent.
+        command: str. The command that owns it, as a user types it (`"albert-keras pretrain"`).
+        arguments: dict. The settings that make a run this run: a rerun with equal ones resumes.
+        inputs: dict or None. What the run read (files, vocabulary hashes), recorded for users.
+        overwrite: bool. On a folder this command made with other arguments, remove what that
+            run wrote (the manifest's entries only) instead of refusing.
+        ignore_arguments: names of `arguments` that may change between a run and its resume
+            (`max_steps`, to train longer).
+        overwrite_flag: str. The flag named in the refusal (`--overwrite`).
+
+    Example:
+    >>> import tempfile
+    >>> folder = tempfile.mkdtemp()
+    >>> with OutputFolder(folder, "albert-keras demo", {"seed": 1}) as out:
+    ...     _ = open(out.claim("summary.json"), "w").write("{}")
+    >>> sorted(os.listdir(folder))
+    ['.albert-keras.json', 'summary.json']
+    >>> try:
+    ...     OutputFolder(folder, "albert-keras export", {}).open()
+    ... except OutputFolderError as error:
+    ...     print(str(error).replace(folder, "F"))
+    F holds the output of `albert-keras demo`, not of `albert-keras export`: choose another folder
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike,
+        command: str,
+        arguments: Mapping | None = None,
+        *,
+        inputs: Mapping | None = None,
+        overwrite: bool = False,
+        ignore_arguments: Iterable[str] = (),
+        overwrite_flag: str = "--overwrite",
+    ):
+        self.path = os.fspath(path)
+        self.command = command
+        self.arguments = _jsonable(dict(arguments or {}))
+        self.inputs = _jsonable(dict(inputs or {}))
+        self.overwrite = overwrite
+        self.ignore_arguments = tuple(ignore_arguments)
+        self.overwrite_flag = overwrite_flag
+        self.resumed = False
+        self._lock_file = None
+        self._manifest: dict | None = None
+
+    # === Opening: checks, lock, manifest ===
+    def open(self) -> OutputFolder:
+        """Checks the folder, takes the lock and writes the manifest; raises before writing."""
+        if is_remote(self.path):
+            return self
+        if os.path.exists(self.path) and not os.path.isdir(self.path):
+            raise OutputFolderError(f"{self.path} is a file, not a folder: choose a folder")
+        previous = self._read_manifest()
+        if previous is None:
+            self._refuse_foreign_files()
+        else:
+            self._check_previous(previous)
+        try:
+            os.makedirs(self.path, exist_ok=True)
+            self._take_lock()
+            # Checked again under the lock: another run may have claimed the folder meanwhile.
+            previous = self._read_manifest()
+            if previous is None:
+                self._refuse_foreign_files()
+            else:
+                self._check_previous(previous)
+            self._start_manifest(previous)
+        except OSError as error:
+            self.close()
+            raise OutputFolderError(os_error_line(error, self.path)) from None
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def __enter__(self) -> OutputFolder:
+        return self.open()
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
+
+    def _read_manifest(self) -> dict | None:
+        manifest = os.path.join(self.path, MANIFEST)
+        if not os.path.exists(manifest):
+            return None
+        try:
+            with open(manifest, encoding="utf-8") as file:
+                data = json.load(file)
+            if not isinstance(data, dict) or "command" not in data:
+                raise ValueError("no command")
+        except (OSError, ValueError) as error:
+            raise OutputFolderError(
+                f"{manifest}: not an albert-keras manifest ({error}): choose another folder"
+            ) from None
+        return data
+
+    def _refuse_foreign_files(self) -> None:
+        if not os.path.isdir(self.path):
+            return
+        foreign = sorted(
+            name
+            for name in os.listdir(self.path)
+            if name not in _OWN_NAMES and not atomic_write.is_temporary_name(name)
+        )
+        if foreign:
+            shown = ", ".join(foreign[:3]) + (f" and {len(foreign) - 3} more" if foreign[3:] else "")
+            raise OutputFolderError(
+                f"{self.path} holds files albert-keras did not write ({shown}): "
+                f"choose a new or empty folder"
+            )
+
+    def _check_previous(self, previous: dict) -> None:
+        if previous["command"] != self.command:
+            raise OutputFolderError(
+                f"{self.path} holds the output of `{previous['command']}`, not of "
+                f"`{self.command}`: choose another folder"
+            )
+        difference = _first_difference(
+            previous.get("arguments", {}), self.arguments, self.ignore_arguments
+        )
+        if difference is not None and not self.overwrite:
+            raise OutputFolderError(
+                f"{self.path} holds an earlier `{self.command}` run with other arguments "
+                f"({difference}): rerun with the same arguments to resume, pass "
+                f"{self.overwrite_flag} to replace that run's files, or choose another folder"
+            )
+
+    def _start_manifest(self, previous: dict | None) -> None:
+        same = previous is not None and (
+            _first_difference(previous.get("arguments", {}), self.arguments, self.ignore_arguments)
+            is None
+        )
+        if previous is not None and not same:  # overwrite: the checks above allowed it
+            for name in previous.get("files", []):
+                _remove_entry(os.path.join(self.path, name))
+        self.resumed = same
+        self._manifest = {
+            "command": self.command,
+            "arguments": self.arguments,
+            "inputs": self.inputs,
+            "created": previous["created"] if same else _now(),
+            "updated": _now(),
+            "files": list(previous.get("files", [])) if same else [],
+        }
+        self._write_manifest()
+
+    def _write_manifest(self) -> None:
+        atomic_write.write_json(os.path.join(self.path, MANIFEST), self._manifest)
+
+    # === The lock ===
+    def _take_lock(self) -> None:
+        lock_path = os.path.join(self.path, LOCK)
+        while True:
+            file = open(lock_path, "a+", encoding="utf-8")  # noqa: SIM115 (held until close)
+            try:
+                fcntl.flock(file.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                file.seek(0)
+                holder = file.read().strip() or "another process"
+                file.close()
+                raise OutputFolderError(
+                    f"{self.path} is in use: {holder} holds {LOCK}; wait for it to finish"
+                ) from None
+            # The holder before us may have removed the file between our open and our flock:
+            # then our lock is on a name nobody else sees, and we take the new file instead.
+            try:
+                same_file = os.stat(lock_path).st_ino == os.fstat(file.fileno()).st_ino
+            except FileNotFoundError:
+                same_file = False
+            if same_file:
+                break
+            file.close()
+        file.seek(0)
+        file.truncate()
+        file.write(
+            f"`{self.command}` (pid {os.getpid()} on host {socket.gethostname()}, "
+            f"since {_now()})\n"
+        )
+        file.flush()
+        self._lock_file = file
+
+    def close(self) -> None:
+        """Releases the lock (the manifest stays: it is the folder's record)."""
+        if self._lock_file is None:
+            return
+        with contextlib.suppress(OSError):
+            os.remove(os.path.join(self.path, LOCK))
+        self._lock_file.close()  # closing drops the flock
+        self._lock_file = None
+
+    # === Writing ===
+    def claim(self, *names: str) -> str:
+        """Records `names` (relative to the folder) as this command's; returns the joined path.
+
+        Only the first component of each name is recorded (`checkpoints/ckpt-1` claims
+        `checkpoints`): an overwrite removes whole top-level entries it made.
+
+        Args:
+            *names: str. Relative paths, as `os.path.join` takes them.
+        """
+        relative = os.path.join(*names)
+        if os.path.isabs(relative) or relative.split(os.sep)[0] in ("", "..", "."):
+            raise ValueError(f"{relative!r} is not a name inside the output folder")
+        top = relative.split(os.sep)[0]
+        if self._manifest is not None and top not in self._manifest["files"]:
+            self._manifest["files"].append(top)
+            self._write_manifest()
+        return os.path.join(self.path, relative)
+
+    def owns(self, name: str) -> bool:
+        """Whether the top-level entry `name` is recorded as written by this command."""
+        return self._manifest is not None and name.split(os.sep)[0] in self._manifest["files"]
+
+
+def _remove_entry(path: str) -> None:
+    if os.path.islink(path) or os.path.isfile(path):
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(path)
+    elif os.path.isdir(path):
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def check_new_file(path: str | os.PathLike, *, overwrite: bool, flag: str = "--overwrite") -> None:
+    """Refuses, in one line, to replace an existing file unless `overwrite` (a single-file output).
+
+    Args:
+        path: str or path-like. The file a command is about to write.
+        overwrite: bool. The command's overwrite flag.
+        flag: str. That flag's name, for the message.
+    """
+    path = os.fspath(path)
+    if is_remote(path) or not os.path.lexists(path):
+        return
+    if os.path.isdir(path):
+        raise OutputFolderError(f"{path} is a folder: give a file name")
+    if not overwrite:
+        raise OutputFolderError(f"{path} exists: pass {flag} to replace it, or choose another name")
+
+
+def os_error_line(error: OSError, path: str | os.PathLike) -> str:
+    """One line for an `OSError` met while writing `path`: full disk, no permission, the rest.
+
+    Example:
+    >>> os_error_line(OSError(errno.ENOSPC, "No space left on device"), "run/model.keras")
+    'run/model.keras: no space left on the device; free some space and rerun'
+    """
+    path = os.fspath(getattr(error, "filename", None) or path)
+    if error.errno in (errno.ENOSPC, errno.EDQUOT):
+        return f"{path}: no space left on the device; free some space and rerun"
+    if error.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        return f"{path}: not writable ({error.strerror}); choose a folder you can write"
+    return f"{path}: {error.strerror or error}"
