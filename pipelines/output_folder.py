@@ -36,14 +36,25 @@ import json
 import os
 import shutil
 import socket
+import time
 from collections.abc import Iterable, Mapping
 
 from pipelines import atomic_write
 
 MANIFEST = ".albert-keras.json"
 LOCK = ".albert-keras.lock"
-# Names that never count as a user's files: ours, and the atomic writer's temporaries.
-_OWN_NAMES = (MANIFEST, LOCK)
+# A lock taken before refusing "in use": another starter's own probe may hold it that long.
+_LOCK_TRIES, _LOCK_WAIT_SECONDS = 5, 0.02
+
+
+def _is_own_name(name: str) -> bool:
+    """Names that never count as a user's files: the manifest, locks (`.albert-keras*.lock`,
+    several when a command locks per task) and the atomic writer's temporaries."""
+    return (
+        name == MANIFEST
+        or (name.startswith(".albert-keras") and name.endswith(".lock"))
+        or atomic_write.is_temporary_name(name)
+    )
 
 
 class OutputFolderError(ValueError):
@@ -86,6 +97,9 @@ class OutputFolder:
         ignore_arguments: names of `arguments` that may change between a run and its resume
             (`max_steps`, to train longer).
         overwrite_flag: str. The flag named in the refusal (`--overwrite`).
+        lock_name: str. The lock file's name: `.albert-keras.lock`, or one per task where
+            several machines write their own share of one folder at once
+            (`.albert-keras.task-00001-of-00004.lock`).
 
     Example:
     >>> import tempfile
@@ -111,6 +125,7 @@ class OutputFolder:
         overwrite: bool = False,
         ignore_arguments: Iterable[str] = (),
         overwrite_flag: str = "--overwrite",
+        lock_name: str = LOCK,
     ):
         self.path = os.fspath(path)
         self.command = command
@@ -119,7 +134,9 @@ class OutputFolder:
         self.overwrite = overwrite
         self.ignore_arguments = tuple(ignore_arguments)
         self.overwrite_flag = overwrite_flag
+        self.lock_name = lock_name
         self.resumed = False
+        self._made_folder = False
         self._lock_file = None
         self._manifest: dict | None = None
 
@@ -130,12 +147,14 @@ class OutputFolder:
             return self
         if os.path.exists(self.path) and not os.path.isdir(self.path):
             raise OutputFolderError(f"{self.path} is a file, not a folder: choose a folder")
+        self._refuse_if_in_use()  # first: a live run is what a user must hear about
         previous = self._read_manifest()
         if previous is None:
             self._refuse_foreign_files()
         else:
             self._check_previous(previous)
         try:
+            self._made_folder = not os.path.isdir(self.path)
             os.makedirs(self.path, exist_ok=True)
             self._take_lock()
             # Checked again under the lock: another run may have claimed the folder meanwhile.
@@ -177,13 +196,11 @@ class OutputFolder:
     def _refuse_foreign_files(self) -> None:
         if not os.path.isdir(self.path):
             return
-        foreign = sorted(
-            name
-            for name in os.listdir(self.path)
-            if name not in _OWN_NAMES and not atomic_write.is_temporary_name(name)
-        )
+        foreign = sorted(name for name in os.listdir(self.path) if not _is_own_name(name))
         if foreign:
-            shown = ", ".join(foreign[:3]) + (f" and {len(foreign) - 3} more" if foreign[3:] else "")
+            shown = ", ".join(foreign[:3]) + (
+                f" and {len(foreign) - 3} more" if foreign[3:] else ""
+            )
             raise OutputFolderError(
                 f"{self.path} holds files albert-keras did not write ({shown}): "
                 f"choose a new or empty folder"
@@ -228,19 +245,42 @@ class OutputFolder:
         atomic_write.write_json(os.path.join(self.path, MANIFEST), self._manifest)
 
     # === The lock ===
+    def _in_use_error(self, holder: str) -> OutputFolderError:
+        return OutputFolderError(
+            f"{self.path} is in use: {holder or 'another process'} holds {self.lock_name}; "
+            f"wait for it to finish"
+        )
+
+    def _refuse_if_in_use(self) -> None:
+        """Refuses a folder whose lock a live process holds (a shared flock, dropped at once)."""
+        try:
+            file = open(os.path.join(self.path, self.lock_name), encoding="utf-8")  # noqa: SIM115
+        except OSError:
+            return  # no lock file: nobody writes here
+        with file:
+            try:
+                fcntl.flock(file.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise self._in_use_error(file.read().strip()) from None
+
     def _take_lock(self) -> None:
-        lock_path = os.path.join(self.path, LOCK)
+        lock_path = os.path.join(self.path, self.lock_name)
+        tries = 0
         while True:
             file = open(lock_path, "a+", encoding="utf-8")  # noqa: SIM115 (held until close)
             try:
                 fcntl.flock(file.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
                 file.seek(0)
-                holder = file.read().strip() or "another process"
+                holder = file.read().strip()
                 file.close()
-                raise OutputFolderError(
-                    f"{self.path} is in use: {holder} holds {LOCK}; wait for it to finish"
-                ) from None
+                tries += 1
+                if tries >= _LOCK_TRIES:
+                    raise self._in_use_error(holder) from None
+                # Another starter's probe (`_refuse_if_in_use`) holds it for an instant: ask
+                # again shortly before naming a holder.
+                time.sleep(_LOCK_WAIT_SECONDS)
+                continue
             # The holder before us may have removed the file between our open and our flock:
             # then our lock is on a name nobody else sees, and we take the new file instead.
             try:
@@ -253,8 +293,7 @@ class OutputFolder:
         file.seek(0)
         file.truncate()
         file.write(
-            f"`{self.command}` (pid {os.getpid()} on host {socket.gethostname()}, "
-            f"since {_now()})\n"
+            f"`{self.command}` (pid {os.getpid()} on host {socket.gethostname()}, since {_now()})\n"
         )
         file.flush()
         self._lock_file = file
@@ -264,9 +303,27 @@ class OutputFolder:
         if self._lock_file is None:
             return
         with contextlib.suppress(OSError):
-            os.remove(os.path.join(self.path, LOCK))
+            os.remove(os.path.join(self.path, self.lock_name))
         self._lock_file.close()  # closing drops the flock
         self._lock_file = None
+
+    def discard_if_unused(self) -> bool:
+        """After a run that failed before writing anything it claimed: removes the manifest, and
+        the folder when this run made it and it is empty, so the failure leaves nothing behind.
+
+        Call it after `close()`. Does nothing (returns False) when the folder was there before
+        this run or any claimed entry exists.
+        """
+        if self._manifest is None or is_remote(self.path) or self.resumed:
+            return False
+        if any(os.path.lexists(os.path.join(self.path, n)) for n in self._manifest["files"]):
+            return False
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(os.path.join(self.path, MANIFEST))
+        if self._made_folder:
+            with contextlib.suppress(OSError):
+                os.rmdir(self.path)  # only when empty
+        return True
 
     # === Writing ===
     def claim(self, *names: str) -> str:
