@@ -124,11 +124,17 @@ def main(argv=None) -> int:
     import keras
 
     import albert_keras as ak
-    from albert_keras.training.precision import choose_precision
 
     if keras.backend.backend() != "jax":
         parser.error(f"KERAS_BACKEND={keras.backend.backend()}: this benchmark is for jax")
-    policy, why = choose_precision(args.mixed_precision, None)
+    if args.mixed_precision == "auto":
+        # `auto` is the training runtime's choice, which imports TensorFlow (the record
+        # readers); a machine with JAX alone names the policy instead.
+        from albert_keras.training.precision import choose_precision
+
+        policy, why = choose_precision(args.mixed_precision, None)
+    else:
+        policy, why = args.mixed_precision, "as given"
     device = jax.devices()[0]
     config = {**ak.AlbertBackbone.presets[args.preset], **model_config(args)}
     flop_args = argparse.Namespace(

@@ -17,6 +17,10 @@ class SelfAttentionBlock(keras.layers.Layer):
     sliced: a split's gradient is one concat, a slice's a zero-padded copy each) and reshaped
     into the (batch, time, heads, head_dim) layout of `keras.ops.dot_product_attention`, which
     JAX and torch run with their fused kernels. The softmax is float32 under mixed precision.
+    The official model has separate query, key and value variables: optimizers that take a norm
+    per variable (`Lamb`'s trust ratio) take one per column block of `qkv/kernel` and
+    `qkv/bias` instead (`albert_keras.optimizers.OFFICIAL_FUSED_SLICES` names them), so keep
+    those names and the [q | k | v] order.
 
     TensorFlow has no fused attention kernel, so there the block takes the fast path
     `explicit_attention` (`albert_keras.layers.fast_paths`: batched matmuls, padding as an
@@ -117,6 +121,12 @@ class SelfAttentionBlock(keras.layers.Layer):
                 query, key, value, attention_mask, self.probs_dropout, training=training
             )
         else:
+            if attention_mask is not None:
+                # cuDNN's fused attention (Keras's flash attention on JAX GPUs) takes a mask
+                # only at full (batch, heads, queries, keys) size: a (batch, 1, 1, keys) padding
+                # mask sends every call back to XLA's unfused kernel.
+                mask_shape = (batch_size, 1, ops.shape(query)[1], ops.shape(key)[1])
+                attention_mask = ops.broadcast_to(attention_mask, mask_shape)
             x = ops.dot_product_attention(query, key, value, mask=attention_mask)
         x = ops.reshape(x, (batch_size, -1, hidden_dim))
         x = self.output_dense(x)
