@@ -1,18 +1,24 @@
-"""Prints the project's package-level import graph and checks its dependency rules.
+"""Checks the project's imports: no loop between modules, and no package importing up the stack.
 
-    python tools/import_graph.py            # edges, then "rules hold" (exit 0) or the breaches (exit 1)
-    python tools/import_graph.py --mermaid  # the same edges as a Mermaid graph for docs/design.md
+    python tools/import_graph.py             # package edges, loops, upward imports, a summary
+    python tools/import_graph.py --mermaid   # the package edges as a Mermaid graph (docs/design.md)
+    python tools/import_graph.py --root DIR  # another tree holding the same packages (tests)
 
-Reads the source with `ast` (nothing is imported). A node is a subpackage (`albert_keras.models`,
-`pipelines`, ...); an edge A -> B means a module of A imports one of B. Imports inside functions
-(loaded on first use) are marked `lazy`. The rules (docs/design.md, "Dependencies"):
+Reads the source with `ast` (nothing is imported). Every import of a module of ours counts, at
+module level or inside a function (loaded on first use; marked `lazy`), and so does
+`importlib.import_module("a literal name")`; `from package import name` counts as an import of
+`package.name` where that is a module, else of `package`. Exit 1 on any of:
 
-- `albert_keras.layers` imports no other package of ours; `albert_keras.optimizers` neither;
-- `albert_keras.models` imports only `layers` and `optimizers`, and, on first use only,
-  `presets` (`from_preset` of released weights, keras-hub's pattern) and `preprocessing` (a saved
-  classifier's preprocessor);
-- `pipelines` imports nothing of `albert_keras` (it knows the record format, not the model);
-- `albert_keras_cli` imports nothing of ours at module level (so `--help` needs no TensorFlow).
+- a **loop**: modules that import each other, directly or round a circle (each loop is printed
+  with its files and one circle through them);
+- an **upward import**: a module of package A importing package B where `RULES[A]` does not
+  list B (a package of ours without a rule is reported too);
+- an import that must be **inside a function** (`INSIDE_FUNCTIONS_ONLY`) made at module level.
+
+The rules form a stack (a test checks they hold no circle), so keeping them keeps the packages
+free of loops as well. A node is a subpackage (`albert_keras.models`), a module directly under
+`albert_keras` (`albert_keras.version`), the top `albert_keras` itself (its `__init__`), or a
+top-level package (`pipelines`, `albert_keras_cli`).
 """
 
 from __future__ import annotations
@@ -21,28 +27,104 @@ import argparse
 import ast
 import pathlib
 import sys
+from typing import NamedTuple
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGES = ("albert_keras", "albert_keras_cli", "pipelines")
-# package -> the packages of ours it may import (module level and lazily alike).
-ALLOWED = {
-    "albert_keras.layers": {"albert_keras.layers"},
-    "albert_keras.optimizers": {"albert_keras.optimizers"},
+
+# === The rules: each package -> the packages of ours it may import ===
+# Listed bottom up; a package may import only packages listed above it.
+_MODEL_LIBRARY = {"albert_keras.layers", "albert_keras.optimizers", "albert_keras.models"}
+_BELOW_TRAINING = _MODEL_LIBRARY | {
+    "pipelines",
+    "albert_keras.preset_registry",
+    "albert_keras.preprocessing",
+    "albert_keras.convert",
+    "albert_keras.presets",
+    "albert_keras.serving",
+    "albert_keras.glue",
+    "albert_keras.squad",
+}
+RULES: dict[str, set[str]] = {
+    # Contracts and data: the record format, special ids, atomic writes; no model, no TensorFlow
+    # at import.
+    "pipelines": set(),
+    "albert_keras.version": set(),
+    # `from_preset`'s registry: the model library looks loaders up here, `presets` fills it.
+    "albert_keras.preset_registry": set(),
+    # The model library.
+    "albert_keras.layers": set(),
+    "albert_keras.optimizers": set(),
+    "albert_keras.preprocessing": {"pipelines", "albert_keras.preset_registry"},
     "albert_keras.models": {
-        "albert_keras.models",
         "albert_keras.layers",
         "albert_keras.optimizers",
+        "albert_keras.preprocessing",  # a saved classifier's preprocessor classes
+        "albert_keras.preset_registry",
     },
-    "pipelines": {"pipelines"},
+    # Above the models: weights in and out, tasks' data and metrics, serving.
+    "albert_keras.convert": _MODEL_LIBRARY | {"pipelines", "albert_keras.preprocessing"},
+    "albert_keras.presets": _MODEL_LIBRARY
+    | {
+        "pipelines",
+        "albert_keras.preset_registry",
+        "albert_keras.preprocessing",
+        "albert_keras.convert",
+    },
+    "albert_keras.glue": {"pipelines"},
+    "albert_keras.squad": {"pipelines"},
+    "albert_keras.serving": _MODEL_LIBRARY | {"pipelines", "albert_keras.preprocessing"},
+    # The training runtime and, until they move to their own package, the jobs.
+    "albert_keras.training": _BELOW_TRAINING,
+    "albert_keras.distill": _BELOW_TRAINING | {"albert_keras.training"},
+    # Applications inside the library.
+    "albert_keras.study": _BELOW_TRAINING | {"albert_keras.training", "albert_keras.distill"},
+    "albert_keras.demo": _BELOW_TRAINING | {"albert_keras.training", "albert_keras.distill"},
+    # The top of the library: `import albert_keras` (the model library at once, the rest lazily).
+    "albert_keras": _BELOW_TRAINING
+    | {
+        "albert_keras.version",
+        "albert_keras.training",
+        "albert_keras.distill",
+        "albert_keras.study",
+        "albert_keras.demo",
+    },
+    # The command line stands above everything.
+    "albert_keras_cli": _BELOW_TRAINING
+    | {
+        "albert_keras",
+        "albert_keras.version",
+        "albert_keras.training",
+        "albert_keras.distill",
+        "albert_keras.study",
+        "albert_keras.demo",
+    },
 }
-# package -> the packages of ours it may import inside functions only (loaded on first use).
-LAZY_ALLOWED = {
-    "albert_keras.models": {"albert_keras.presets", "albert_keras.preprocessing"},
+# Package -> the packages it may import inside functions only: `albert-keras --help` imports no
+# TensorFlow (`pipelines` loads none at import: its writer's rule), and `import albert_keras`
+# loads the model library, not the jobs.
+INSIDE_FUNCTIONS_ONLY: dict[str, set[str]] = {
+    "albert_keras_cli": RULES["albert_keras_cli"] - {"pipelines"},
+    "albert_keras": RULES["albert_keras"] - _MODEL_LIBRARY - {"albert_keras.version"},
 }
+
+
+class Import(NamedTuple):
+    """One import statement's edge: module `source` imports module `target`."""
+
+    source: str
+    target: str
+    path: str
+    line: int
+    lazy: bool
 
 
 def node(module: str) -> str | None:
-    """The graph node of a dotted module name, or None for a module not of ours."""
+    """The package (graph node) of a dotted module name, or None for a module not of ours.
+
+    >>> node("albert_keras.models.albert_backbone"), node("keras.layers")
+    ('albert_keras.models', None)
+    """
     parts = module.split(".")
     if parts[0] not in PACKAGES:
         return None
@@ -51,93 +133,256 @@ def node(module: str) -> str | None:
     return parts[0]
 
 
-def module_name(path: pathlib.Path) -> str:
-    parts = list(path.relative_to(ROOT).with_suffix("").parts)
-    if parts[-1] == "__init__":
-        parts.pop()
-    return ".".join(parts)
-
-
-def imports(path: pathlib.Path) -> list[tuple[str, bool]]:
-    """(imported module, lazy) for every import in the file."""
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-    name = module_name(path)
-    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-    found = []
-
-    def visit(body, lazy):
-        for statement in body:
-            if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                visit(statement.body, True)
-                continue
-            if isinstance(statement, ast.Import):
-                found.extend((alias.name, lazy) for alias in statement.names)
-            elif isinstance(statement, ast.ImportFrom):
-                base = statement.module or ""
-                if statement.level:
-                    anchor = package.split(".")[: len(package.split(".")) - statement.level + 1]
-                    base = ".".join(anchor + ([base] if base else []))
-                found.append((base, lazy))
-                # `from albert_keras import training` names a subpackage.
-                found.extend((f"{base}.{alias.name}", lazy) for alias in statement.names)
-            for field in ("body", "orelse", "finalbody", "handlers"):
-                inner = getattr(statement, field, None)
-                if isinstance(inner, list) and not isinstance(statement, ast.ClassDef):
-                    visit(inner, lazy)
-            if isinstance(statement, ast.ClassDef):
-                visit(statement.body, lazy)
-
-    visit(tree.body, False)
-    return found
-
-
-def graph() -> dict[tuple[str, str], bool]:
-    """{(from, to): lazy} over every module of ours; lazy only if every such import is."""
-    edges: dict[tuple[str, str], bool] = {}
+def find_modules(root: pathlib.Path) -> dict[str, pathlib.Path]:
+    """{dotted module name: file} for every module of our packages under `root`."""
+    found = {}
     for package in PACKAGES:
-        for path in sorted((ROOT / package).rglob("*.py")):
-            source = node(module_name(path))
-            for name, lazy in imports(path):
-                target = node(name)
-                if target is None or target == source:
-                    continue
-                edges[(source, target)] = edges.get((source, target), True) and lazy
-    return edges
-
-
-def breaches(edges: dict[tuple[str, str], bool]) -> list[str]:
-    found = []
-    for (source, target), lazy in sorted(edges.items()):
-        allowed = ALLOWED.get(source)
-        if lazy and target in LAZY_ALLOWED.get(source, ()):
-            continue
-        if allowed is not None and target not in allowed:
-            found.append(f"{source} -> {target}" + (" (lazy)" if lazy else ""))
-        if source == "albert_keras_cli" and not lazy:
-            found.append(f"{source} -> {target} at module level")
+        for path in sorted((root / package).rglob("*.py")):
+            parts = list(path.relative_to(root).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts.pop()
+            found[".".join(parts)] = path
     return found
+
+
+def _resolve(name: str, modules) -> str | None:
+    """The module of ours that importing `name` runs: `name` or its longest known prefix."""
+    parts = name.split(".")
+    while parts:
+        if ".".join(parts) in modules:
+            return ".".join(parts)
+        parts.pop()
+    return None
+
+
+def _named_targets(statement, package: str) -> list[str]:
+    """The dotted names an import statement (or `importlib.import_module("...")`) asks for."""
+    if isinstance(statement, ast.Import):
+        return [alias.name for alias in statement.names]
+    if isinstance(statement, ast.ImportFrom):
+        base = statement.module or ""
+        if statement.level:
+            anchor = package.split(".")[: len(package.split(".")) - statement.level + 1]
+            base = ".".join(anchor + ([base] if base else []))
+        return [base] + [f"{base}.{alias.name}" for alias in statement.names]
+    call = statement
+    name = getattr(call.func, "attr", getattr(call.func, "id", ""))
+    if name in ("import_module", "__import__") and call.args:
+        argument = call.args[0]
+        if isinstance(argument, ast.Constant) and isinstance(argument.value, str):
+            return [argument.value]
+    return []
+
+
+def file_imports(module: str, path: pathlib.Path, modules, shown: str = "") -> list[Import]:
+    """Every edge from `module` (at `path`, printed as `shown`) to a module of ours, one per
+    imported module."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    functions = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+    lazy_lines = set()
+    for function in (n for n in ast.walk(tree) if isinstance(n, functions)):
+        for inner in ast.walk(function):
+            if inner is not function:
+                lazy_lines.add(id(inner))
+    edges = {}
+    for statement in ast.walk(tree):
+        if not isinstance(statement, (ast.Import, ast.ImportFrom, ast.Call)):
+            continue
+        names = _named_targets(statement, package)
+        if isinstance(statement, ast.ImportFrom):
+            # `from a import b`: the module a.b where there is one, else a itself.
+            head, *members = names
+            names = [m for m in members if m in modules] or [head]
+            names += [head] if len(names) < len(members) else []
+        for name in names:
+            target = _resolve(name, modules)
+            if target is None or target == module:
+                continue
+            lazy = id(statement) in lazy_lines
+            key = (target, lazy)
+            if key not in edges:
+                edges[key] = Import(
+                    module, target, shown or path.as_posix(), statement.lineno, lazy
+                )
+    return sorted(edges.values(), key=lambda edge: (edge.line, edge.target))
+
+
+def all_imports(root: pathlib.Path = ROOT) -> list[Import]:
+    """The import edges of every module of ours under `root`."""
+    modules = find_modules(root)
+    return [
+        edge
+        for name, path in modules.items()
+        for edge in file_imports(name, path, modules, path.relative_to(root).as_posix())
+    ]
+
+
+# === Loops ===
+
+
+def loops(edges: list[Import]) -> list[list[str]]:
+    """The strongly connected groups of two or more modules (module-level and lazy imports
+    alike), each sorted, largest first: every module in one reaches every other."""
+    graph: dict[str, set[str]] = {}
+    for edge in edges:
+        graph.setdefault(edge.source, set()).add(edge.target)
+        graph.setdefault(edge.target, set())
+    index, low, stack, on_stack, groups = {}, {}, [], set(), []
+    for start in sorted(graph):
+        if start in index:
+            continue
+        # Tarjan's algorithm without recursion: (node, its successors still to visit).
+        work = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            current, successors = work[-1]
+            following = next(successors, None)
+            if following is None:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[current])
+                if low[current] == index[current]:
+                    group = []
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        group.append(member)
+                        if member == current:
+                            break
+                    if len(group) > 1:
+                        groups.append(sorted(group))
+            elif following not in index:
+                index[following] = low[following] = len(index)
+                stack.append(following)
+                on_stack.add(following)
+                work.append((following, iter(sorted(graph[following]))))
+            elif following in on_stack:
+                low[current] = min(low[current], index[following])
+    return sorted(groups, key=lambda group: (-len(group), group))
+
+
+def one_circle(group: list[str], edges: list[Import]) -> list[str]:
+    """A shortest circle through the group's first module, for reading a loop."""
+    inside = set(group)
+    graph: dict[str, list[str]] = {}
+    for edge in edges:
+        if edge.source in inside and edge.target in inside:
+            graph.setdefault(edge.source, []).append(edge.target)
+    start = group[0]
+    paths = {start: [start]}
+    frontier = [start]
+    while frontier:
+        following = []
+        for current in frontier:
+            for target in sorted(graph.get(current, ())):
+                if target == start:
+                    return paths[current] + [start]
+                if target not in paths:
+                    paths[target] = paths[current] + [target]
+                    following.append(target)
+        frontier = following
+    return [start]
+
+
+# === Rules ===
+
+
+def breaches(edges: list[Import], rules=None, inside_only=None) -> list[str]:
+    """One line per import that breaks a rule: upward, from a package without a rule, or at
+    module level where only imports inside functions are allowed."""
+    rules = RULES if rules is None else rules
+    inside_only = INSIDE_FUNCTIONS_ONLY if inside_only is None else inside_only
+    found = []
+    for edge in edges:
+        source, target = node(edge.source), node(edge.target)
+        if source == target:
+            continue
+        where = f"{edge.path}:{edge.line}: {edge.source} imports {edge.target}"
+        where += " (lazy)" if edge.lazy else ""
+        if source not in rules:
+            found.append(f"{where}: no rule for package {source}")
+        elif target not in rules[source]:
+            found.append(f"{where}: upward import ({source} may not import {target})")
+        elif not edge.lazy and target in inside_only.get(source, ()):
+            found.append(f"{where}: only inside a function ({source} imports {target} lazily)")
+    return found
+
+
+def rule_circles(rules=None) -> list[list[str]]:
+    """Circles the rules themselves allow (there must be none: the rules are a stack)."""
+    rules = RULES if rules is None else rules
+    edges = [Import(a, b, "", 0, False) for a, allowed in rules.items() for b in allowed if a != b]
+    return loops(edges)
+
+
+def packages(root: pathlib.Path = ROOT) -> list[str]:
+    """The graph nodes (packages) of the tree under `root`."""
+    return sorted({node(name) for name in find_modules(root)})
+
+
+# === Command line ===
+
+
+def package_edges(edges: list[Import]) -> dict[tuple[str, str], bool]:
+    """{(package, package): lazy}; lazy only if every such import is made inside a function."""
+    found: dict[tuple[str, str], bool] = {}
+    for edge in edges:
+        pair = (node(edge.source), node(edge.target))
+        if pair[0] != pair[1]:
+            found[pair] = found.get(pair, True) and edge.lazy
+    return found
+
+
+def report(root: pathlib.Path, mermaid: bool = False) -> tuple[list[str], list[str], dict]:
+    """(lines for stdout, lines for stderr, counts) of the checks on the tree under `root`."""
+    edges = all_imports(root)
+    modules = find_modules(root)
+    out = []
+    for (source, target), lazy in sorted(package_edges(edges).items()):
+        if mermaid:
+            ids = source.replace(".", "__"), target.replace(".", "__")
+            out.append(f"    {ids[0]}[{source}] {'-.->' if lazy else '-->'} {ids[1]}[{target}]")
+        else:
+            out.append(f"{source} -> {target}" + ("  (lazy)" if lazy else ""))
+    if mermaid:
+        out.insert(0, "graph LR")
+    errors = []
+    groups = loops(edges)
+    for group in groups:
+        files = ", ".join(modules[m].relative_to(root).as_posix() for m in group)
+        errors.append(f"loop of {len(group)} modules: {' -> '.join(one_circle(group, edges))}")
+        errors.append(f"  files: {files}")
+    upward = breaches(edges)
+    errors.extend(upward)
+    errors.extend(f"the rules allow a loop: {' <-> '.join(c)}" for c in rule_circles())
+    names = packages(root)
+    counts = {
+        "loops": len(groups),
+        "upward imports": len(upward),
+        "packages": len(names),
+        "packages with a rule": sum(name in RULES for name in names),
+    }
+    return out, errors, counts
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mermaid", action="store_true", help="print a Mermaid graph")
+    parser.add_argument("--root", type=pathlib.Path, default=ROOT, help="the tree to check")
     args = parser.parse_args(argv)
-    edges = graph()
-    if args.mermaid:
-        print("graph LR")
-        for (source, target), lazy in sorted(edges.items()):
-            arrow = "-.->" if lazy else "-->"
-            ids = source.replace(".", "__"), target.replace(".", "__")
-            print(f"    {ids[0]}[{source}] {arrow} {ids[1]}[{target}]")
-    else:
-        for (source, target), lazy in sorted(edges.items()):
-            print(f"{source} -> {target}" + ("  (lazy)" if lazy else ""))
-    bad = breaches(edges)
-    for line in bad:
-        print(f"rule broken: {line}", file=sys.stderr)
+    out, errors, counts = report(args.root.resolve(), args.mermaid)
+    print("\n".join(out))
+    for line in errors:
+        print(line, file=sys.stderr)
     if not args.mermaid:
-        print("rules hold" if not bad else f"{len(bad)} rule(s) broken")
-    return 1 if bad else 0
+        print(
+            f"{counts['loops']} loops, {counts['upward imports']} upward imports, "
+            f"{counts['packages with a rule']} of {counts['packages']} packages with a rule"
+        )
+    return 1 if errors else 0
 
 
 if __name__ == "__main__":
