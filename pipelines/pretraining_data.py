@@ -209,6 +209,7 @@ def writer_settings(
         "lower_case": encoder.lower_case,
         "group_chars": group_chars,
         "vocabulary_size": encoder.vocabulary_size,
+        "vocabulary_sha256": encoder.model_sha256,
     }
 
 
@@ -376,6 +377,7 @@ def summarize(settings, files, read_stats, made: PretrainingStats, paths) -> dic
     return {
         "settings": settings,
         "vocabulary_size": settings["vocabulary_size"],
+        "vocabulary_sha256": settings["vocabulary_sha256"],
         "files": files,
         "shards": [os.path.basename(p) for p in paths],
         "input": read_stats.to_dict(),

@@ -21,6 +21,7 @@ import struct
 import sys
 from collections.abc import Sequence
 
+from pipelines import writer_stats
 from pipelines.record_writer import masked_crc
 
 # Names that are never record shards (no read needed).
@@ -39,7 +40,9 @@ def list_record_files(
     A name given without glob characters is taken as it is (and must be a record file). Among
     glob matches, files that are not shards are left out and named on stderr in one line; a
     match whose name says it is a shard (`*tfrecord*`, `*-00001-of-00008`) but whose header is
-    not a TFRecord's is an error.
+    not a TFRecord's is an error. Where the writer's `stats.json` sits beside the matches, only
+    the shards it lists are read (`pipelines.writer_stats`: others are left out, named; a
+    missing or empty listed shard is an error).
 
     Args:
         patterns: str or list of str. Globs (or names) of TFRecord files, a string may hold
@@ -51,8 +54,9 @@ def list_record_files(
         The shards, sorted, without duplicates.
 
     Raises:
-        FileNotFoundError: a pattern matches nothing (or no shard).
-        ValueError: a named or shard-named file is not a TFRecord file.
+        FileNotFoundError: a pattern matches nothing (or no shard), or a listed shard is gone.
+        ValueError: a named or shard-named file is not a TFRecord file; a listed shard is empty
+            and the shards hold fewer records than their `stats.json` says.
 
     Example:
     >>> list_record_files("records/*")  # stats.json and .albert_progress/ left out
@@ -72,7 +76,7 @@ def list_record_files(
     ]
     if not patterns:
         raise ValueError(f"{flag} is empty: give a glob such as 'out/records/*.tfrecord'")
-    files, skipped = set(), []
+    files, skipped, unlisted = set(), [], []
     names = [pattern for pattern in patterns if not _has_glob_characters(pattern)]
     for name, kind in zip(names, _kinds(names)):
         if kind == "folder":
@@ -96,7 +100,7 @@ def list_record_files(
                 f"{flag} {pattern!r}: no TFRecord shard among the {len(matched)} match(es) "
                 f"({_names(matched)})"
             )
-        files.update(shards)
+        files.update(writer_stats.listed_shards(pattern, shards, flag, unlisted))
     if skipped and verbose:
         print(
             f"{flag}: skipped {len(skipped)} match(es) that are not record shards: "
@@ -104,7 +108,16 @@ def list_record_files(
             file=sys.stderr,
             flush=True,
         )
-    return sorted(files)
+    if unlisted and verbose:
+        print(
+            f"{flag}: ignored {len(unlisted)} file(s) that the writer's {writer_stats.STATS_FILE} "
+            f"beside them does not list: {_names(sorted(unlisted))}",
+            file=sys.stderr,
+            flush=True,
+        )
+    files = sorted(files)
+    writer_stats.check_empty_shards(files, flag, count_records)
+    return files
 
 
 def count_records(files: Sequence[str], flag: str = "file_pattern") -> int:
@@ -122,7 +135,8 @@ def count_records(files: Sequence[str], flag: str = "file_pattern") -> int:
         The number of records in all files.
 
     Raises:
-        ValueError: naming the first corrupt or truncated file.
+        ValueError: naming the first corrupt or truncated file; or, where every shard a writer's
+            `stats.json` lists is counted, records that do not add up to its `examples`.
 
     Example:
     >>> count_records(list_record_files("records/*.tfrecord"))
@@ -160,7 +174,7 @@ def count_records(files: Sequence[str], flag: str = "file_pattern") -> int:
                     f"{flag}: {name} is corrupt ({reason.split('}}')[-1].strip()}); "
                     "rewrite it or leave it out"
                 ) from None
-    total = 0
+    total, per_file = 0, {}
     for name, (records, data_bytes) in zip(files, counts):
         size = tf.io.gfile.stat(name).length
         whole = int(records) * 16 + int(data_bytes)
@@ -170,6 +184,8 @@ def count_records(files: Sequence[str], flag: str = "file_pattern") -> int:
                 f"{int(records)} whole record(s); rewrite it or leave it out"
             )
         total += int(records)
+        per_file[name] = int(records)
+    writer_stats.check_counts(per_file, flag)
     return total
 
 
@@ -194,7 +210,7 @@ def check_token_ids(
         records_per_file: int. Records read from the start of each file.
 
     Raises:
-        ValueError: naming the first file with an id >= `vocabulary_size`.
+        ValueError: naming the first file with an id >= `vocabulary_size` or below 0.
 
     Example:
     >>> files = list_record_files("records/*.tfrecord")
@@ -207,18 +223,24 @@ def check_token_ids(
 
     spec = {name: tf.io.VarLenFeature(tf.int64) for name in ("input_ids", "masked_lm_ids")}
 
-    def largest_id(name):
+    def id_range(name):
         batch = tf.data.TFRecordDataset(name).take(records_per_file).batch(records_per_file)
-        largest = tf.constant(-1, tf.int64)
+        smallest, largest = tf.constant(0, tf.int64), tf.constant(-1, tf.int64)
         for serialized in batch:
             parsed = tf.io.parse_example(serialized, spec)
             for value in parsed.values():
-                values = tf.concat([value.values, [-1]], axis=0)  # -1: no id at all
+                values = tf.concat([value.values, [0]], axis=0)  # 0 (padding): no id at all
+                smallest = tf.minimum(smallest, tf.reduce_min(values))
                 largest = tf.maximum(largest, tf.reduce_max(values))
-        return int(largest)
+        return int(smallest), int(largest)
 
     for name in files:
-        largest = largest_id(name)
+        smallest, largest = id_range(name)
+        if smallest < 0:
+            raise ValueError(
+                f"{flag}: {name} holds token id {smallest}: ids are never negative, the file "
+                "was not written by an ALBERT vocabulary (write it again)"
+            )
         if largest >= vocabulary_size:
             raise ValueError(
                 f"{flag}: {name} holds token id {largest}, but {source} has only "

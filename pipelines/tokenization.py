@@ -21,6 +21,7 @@ import sentencepiece as spm
 from pipelines import special_tokens
 from pipelines.special_tokens import CLS_ID, MASK_ID, SEP_ID
 from pipelines.text_normalization import preprocess_texts
+from pipelines.vocabulary_identity import file_sha256
 from pipelines.word_encoding_cache import WordEncodingCache, flatten_id_lists
 
 # The pieces a vocabulary must hold besides <pad> / <unk> (`pipelines.special_tokens`).
@@ -54,6 +55,8 @@ class SentencePieceEncoder:
         if not os.path.isfile(model_file):
             raise FileNotFoundError(f"SentencePiece model {model_file!r} does not exist")
         self.model_file = model_file
+        # The vocabulary's identity, which stats.json records (Beam's copy is gone after load).
+        self.model_sha256 = file_sha256(model_file)
         self._processor = spm.SentencePieceProcessor()
         try:
             self._processor.Load(model_file)

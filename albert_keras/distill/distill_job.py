@@ -124,7 +124,7 @@ def distill(
     if student_init == "teacher" and mismatch:
         raise ValueError(f"--student_init teacher: the student cannot start from it ({mismatch})")
     init = "random" if student_init == "random" or mismatch else "teacher"
-    inputs.check_token_ids(student_config["vocabulary_size"], f"--teacher {teacher}")
+    inputs.check_token_ids(student_config["vocabulary_size"], f"--teacher {teacher}", spm_model)
 
     run_config = {  # what a resumed run must share with the one it continues
         "files": inputs.absolute_files(),

@@ -166,7 +166,7 @@ def pretrain(
     vocabulary = backbone_config["vocabulary_size"]
     source = "--config vocabulary_size" if "vocabulary_size" in (config or {}) else None
     source = source or (f"--spm_model {spm_model}" if spm_model else f"--preset {preset}")
-    inputs.check_token_ids(vocabulary, source)
+    inputs.check_token_ids(vocabulary, source, spm_model)
     # Before anything random is built: tf.data shuffles mix their seed with TF's global one.
     keras.utils.set_random_seed(seed)
     training = PeriodicTraining(

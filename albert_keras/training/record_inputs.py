@@ -9,6 +9,8 @@ from pipelines.record_files import (
     list_record_files,
     record_lengths,
 )
+from pipelines.vocabulary_identity import check_same_vocabulary, describe
+from pipelines.writer_stats import read_writer_stats, stats_path
 
 
 class RecordInputs:
@@ -57,24 +59,53 @@ class RecordInputs:
         self.num_examples = count_records(self.files, "--records")
         self.num_eval_examples = count_records(self.eval_files, "--eval_records")
         self.eval_steps = 0  # set by `eval_data`
+        self.vocabulary = None  # set by `check_token_ids`
 
     def description(self) -> dict:
-        """The globs and held-out steps, as a run's summary records them."""
+        """The globs, held-out steps and vocabulary (`{"file", "sha256", "pieces"}` of the
+        `spm_model` given to `check_token_ids`, or None), as a run's summary records them."""
         return {
             "records": self.records,
             "eval_records": self.eval_records,
             "eval_steps": self.eval_steps,
+            "vocabulary": self.vocabulary,
         }
 
     def absolute_files(self) -> list[str]:
         """The training files as absolute paths (URLs unchanged), for a run's resume key."""
         return [path if "://" in path else os.path.abspath(path) for path in self.files]
 
-    def check_token_ids(self, vocabulary_size: int, source: str) -> None:
-        """Refuses training or held-out records with ids at or above `vocabulary_size`."""
-        check_token_ids(self.files, vocabulary_size, "--records", source)
-        if self.eval_files:
-            check_token_ids(self.eval_files, vocabulary_size, "--eval_records", source)
+    def check_token_ids(
+        self, vocabulary_size: int, source: str, spm_model: str | None = None
+    ) -> None:
+        """Refuses records made with another vocabulary than the model's, in one line.
+
+        Where the writer's `stats.json` sits beside the records, `spm_model` must be the
+        vocabulary it records (same sha256 and pieces) and `vocabulary_size` at least its
+        pieces (`pipelines.vocabulary_identity`); in any case no id may be negative or at or
+        above `vocabulary_size`.
+
+        Args:
+            vocabulary_size: int. The model's vocabulary size.
+            source: str. Where it came from (e.g. `"--spm_model out/spm.model"`).
+            spm_model: str or None. The vocabulary copied beside the model.
+        """
+        self.vocabulary = describe(spm_model)
+        name = f"--spm_model {spm_model}"
+        for flag, files in (("--records", self.files), ("--eval_records", self.eval_files)):
+            for folder in sorted({os.path.dirname(path) for path in files}):
+                stats = read_writer_stats(folder, flag)
+                if stats is not None:
+                    check_same_vocabulary(
+                        stats,
+                        stats_path(folder),
+                        vocabulary=self.vocabulary,
+                        vocabulary_name=name,
+                        model_vocabulary_size=vocabulary_size,
+                        model_name=source,
+                    )
+            if files:
+                check_token_ids(files, vocabulary_size, flag, source)
 
     def train_data(
         self,
