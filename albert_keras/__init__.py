@@ -20,7 +20,7 @@ from albert_keras.models import (
     AlbertPretrainer,
     AlbertQuestionAnswerer,
 )
-from albert_keras_cli import __version__
+from albert_keras.version import __version__
 
 # Loaded on first attribute access (PEP 562): `ak.training.Lamb` works, `import albert_keras`
 # stays the model library.
