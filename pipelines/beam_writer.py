@@ -61,6 +61,7 @@ from pipelines.pretraining_examples import ExampleConfig, make_records
 from pipelines.pretraining_stats import PretrainingStats
 from pipelines.read_stats import ReadStats
 from pipelines.tokenization import SentencePieceEncoder
+from pipelines.writer_folder import writer_folder
 
 # Groups are made together until they hold this many characters times dupe rounds, as the local
 # writer's workers do (`shard_worker`): fewer, larger NumPy calls; the bytes are the same.
@@ -90,6 +91,7 @@ def write_pretraining_data_beam(
     group_chars: int = 1 << 17,
     progress: bool = True,
     keep_freed_memory: bool = False,
+    overwrite: bool = False,
 ) -> dict:
     """Writes every shard with a Beam pipeline; returns the statistics written to `stats.json`.
 
@@ -105,6 +107,8 @@ def write_pretraining_data_beam(
             large temporaries, as the local writer's workers do). Off by default, since on an
             in-process runner (the DirectRunner's default mode) it would change the calling
             process's malloc too; the command line turns it on.
+        overwrite: bool. As `write_pretraining_data`: the folder is opened by
+            `pipelines.writer_folder` (owned, locked; a remote one is neither).
         The others: as `write_pretraining_data` (same meaning, same records).
 
     Example:
@@ -138,11 +142,44 @@ def write_pretraining_data_beam(
     settings = writer_settings(
         config, encoder, num_shards, input_format, paragraphs_per_document, group_chars
     )
-    if not filesystems.is_remote(output_dir):
-        os.makedirs(output_dir, exist_ok=True)
     options = PipelineOptions([f"--runner={runner}", *(beam_args or [])])
-    _log(progress, f"running on {runner}: {len(patterns)} input pattern(s) -> {output_dir}")
-    read_file = (input_format, paragraphs_per_document)
+    folder = writer_folder(
+        output_dir, settings, patterns, spm_model, runner=runner, overwrite=overwrite
+    )
+    try:
+        summary = _run_pipeline(
+            options, patterns, output_dir, config, model_bytes, encoder, settings, started,
+            log=f"running on {runner}: {len(patterns)} input pattern(s) -> {output_dir}"
+            if progress else None,
+            keep_freed_memory=keep_freed_memory,
+        )  # fmt: skip
+        if summary["input"]["documents"] == 0:
+            # Every shard was written empty: remove them, as the local writer leaves nothing.
+            _delete(output_dir, [*summary["shards"], "stats.json"])
+            raise ValueError(
+                f"no document could be read from {summary['files']} ({summary['input']['skipped']})"
+            )
+    except BaseException:
+        folder.close()
+        folder.discard_if_unused()
+        raise
+    folder.close()
+    _log(
+        progress,
+        f"wrote {summary['examples']:,} examples to {num_shards} shards in {output_dir} "
+        f"({time.time() - started:.1f} s)",
+    )
+    return summary
+
+
+def _run_pipeline(
+    options, patterns, output_dir, config, model_bytes, encoder, settings, started, *,
+    log, keep_freed_memory,
+) -> dict:  # fmt: skip
+    """Runs the pipeline (see the module docstring); returns the `stats.json` it wrote."""
+    num_shards, group_chars = settings["num_shards"], settings["group_chars"]
+    read_file = (settings["input_format"], settings["paragraphs_per_document"])
+    _log(log is not None, log)
     with beam.Pipeline(options=options) as pipeline:
         files = (
             pipeline
@@ -198,17 +235,12 @@ def write_pretraining_data_beam(
                 started=started,
             )
         )
-    summary = json.loads(filesystems.read_bytes(FileSystems.join(output_dir, "stats.json")))
-    if summary["input"]["documents"] == 0:
-        raise ValueError(
-            f"no document could be read from {summary['files']} ({summary['input']['skipped']})"
-        )
-    _log(
-        progress,
-        f"wrote {summary['examples']:,} examples to {num_shards} shards in {output_dir} "
-        f"({time.time() - started:.1f} s)",
-    )
-    return summary
+    return json.loads(filesystems.read_bytes(FileSystems.join(output_dir, "stats.json")))
+
+
+def _delete(output_dir: str, names: list[str]) -> None:
+    paths = [FileSystems.join(output_dir, name) for name in names]
+    FileSystems.delete([path for path in paths if FileSystems.exists(path)])
 
 
 def _split_patterns(input_patterns: str | Iterable[str]) -> list[str]:

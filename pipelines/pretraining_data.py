@@ -54,6 +54,7 @@ from pipelines.sentence_packing import PACKINGS
 from pipelines.shard_worker import ShardPlan, keep_freed_memory, start_workers
 from pipelines.sop_pairs import SENTENCE_OBJECTIVES
 from pipelines.tokenization import SentencePieceEncoder
+from pipelines.writer_folder import writer_folder
 
 # Bumped when the records' bytes change for the same settings, so old checkpoints are not resumed.
 _FORMAT_VERSION = 5
@@ -85,6 +86,7 @@ def write_pretraining_data(
     group_chars: int = 1 << 17,
     checkpoint_seconds: float = 30.0,
     progress: bool = True,
+    overwrite: bool = False,
 ) -> dict:
     """Writes this task's shards of pretraining records and returns its statistics.
 
@@ -111,19 +113,22 @@ def write_pretraining_data(
             work, of seeding and of shard assignment.
         checkpoint_seconds: float. Least time between two checkpoints of a shard.
         progress: bool. Print progress lines to stderr.
+        overwrite: bool. When `output_dir` holds a writer run with other arguments, remove
+            what it wrote (only that) instead of refusing (`pipelines.writer_folder`).
 
     Returns:
         The statistics also written to `stats.json` (or `stats-task-*.json` with several tasks).
 
     Raises:
-        ValueError / FileNotFoundError: a bad setting, a missing or bad model, no input.
+        ValueError / FileNotFoundError: a bad setting, a missing or bad model, no input, an
+            output folder that is not this run's to write (`OutputFolderError`, one line).
 
     Example:
     >>> stats = write_pretraining_data("corpus/*.txt", "spm.model", "out/records",
     ...                                max_seq_length=128, dupe_factor=10, num_shards=8,
     ...                                progress=False)
-    >>> stats["examples"], len(os.listdir("out/records"))  # 8 shards, stats.json, progress/
-    (193, 10)
+    >>> stats["examples"], len(os.listdir("out/records"))  # 8 shards, stats, progress, manifest
+    (193, 11)
     """
     started, cpu_started = time.monotonic(), _cpu_seconds()
     config = ExampleConfig(
@@ -141,10 +146,69 @@ def write_pretraining_data(
     check_input_format(input_format, paragraphs_per_document)
     encoder = SentencePieceEncoder(spm_model, lower_case)
     files = list_input_files(input_patterns)
-    os.makedirs(output_dir, exist_ok=True)
     settings = writer_settings(
         config, encoder, num_shards, input_format, paragraphs_per_document, group_chars
     )
+    # Checked, locked and claimed before anything is written; a run that fails having written
+    # nothing it could resume from leaves nothing behind, manifest included.
+    folder = writer_folder(
+        output_dir,
+        settings,
+        files,
+        spm_model,
+        num_tasks=num_tasks,
+        task_index=task_index,
+        overwrite=overwrite,
+    )
+    try:
+        summary = _write_task(
+            output_dir,
+            files,
+            settings,
+            spm_model,
+            config=config,
+            encoder=encoder,
+            task=(task_index, num_tasks),
+            num_workers=num_workers,
+            checkpoint_seconds=checkpoint_seconds,
+            progress=progress,
+        )
+        summary["seconds"] = round(time.monotonic() - started, 3)
+        # CPU time of this process and its workers: on a shared machine, steadier than the clock.
+        summary["cpu_seconds"] = round(_cpu_seconds() - cpu_started, 3)
+        _write_stats(output_dir, summary, settings, files, spm_model, (task_index, num_tasks))
+    except BaseException:
+        folder.close()
+        folder.discard_if_unused()
+        raise
+    folder.close()
+    _log(
+        progress,
+        f"wrote {summary['examples']:,} examples to {len(summary['shards'])} shards in "
+        f"{output_dir} ({summary['seconds']:.1f} s)",
+    )
+    return summary
+
+
+def _write_stats(output_dir, summary, settings, files, spm_model, task) -> None:
+    """`stats.json`, or with several tasks this task's file (and `stats.json` once all are)."""
+    task_index, num_tasks = task
+    if num_tasks == 1:
+        _write_json(os.path.join(output_dir, "stats.json"), summary)
+        return
+    name = f"stats-task-{task_index:05d}-of-{num_tasks:05d}.json"
+    _write_json(os.path.join(output_dir, name), summary)
+    read_stats = ReadStats.from_dict(summary["input"])
+    _merge_tasks(output_dir, settings, files, read_stats, _fingerprint(settings, files, spm_model))
+
+
+def _write_task(
+    output_dir, files, settings, spm_model, *, config, encoder, task, num_workers,
+    checkpoint_seconds, progress,
+) -> dict:  # fmt: skip
+    """Writes the shards of `task` (index, count) not yet finished; returns the summary."""
+    task_index, num_tasks = task
+    num_shards = settings["num_shards"]
     fingerprint = _fingerprint(settings, files, spm_model)
     shards = [s for s in range(num_shards) if s % num_tasks == task_index]
     paths = {s: os.path.join(output_dir, shard_name(s, num_shards)) for s in shards}
@@ -169,22 +233,7 @@ def write_pretraining_data(
     made = PretrainingStats()
     for s in shards:
         made.merge(PretrainingStats.from_dict(read_progress(paths[s])["stats"]))
-    summary = summarize(settings, files, read_stats, made, [paths[s] for s in shards])
-    summary["seconds"] = round(time.monotonic() - started, 3)
-    # CPU time of this process and its workers: on a shared machine, steadier than the clock.
-    summary["cpu_seconds"] = round(_cpu_seconds() - cpu_started, 3)
-    name = (
-        "stats.json" if num_tasks == 1 else f"stats-task-{task_index:05d}-of-{num_tasks:05d}.json"
-    )
-    _write_json(os.path.join(output_dir, name), summary)
-    if num_tasks > 1:
-        _merge_tasks(output_dir, settings, files, read_stats, fingerprint)
-    _log(
-        progress,
-        f"wrote {made.examples:,} examples to {len(shards)} shards in {output_dir} "
-        f"({summary['seconds']:.1f} s)",
-    )
-    return summary
+    return summarize(settings, files, read_stats, made, [paths[s] for s in shards])
 
 
 def shard_name(shard: int, num_shards: int) -> str:
@@ -503,6 +552,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--checkpoint_seconds", type=float, default=30.0)
     parser.add_argument("--quiet", action="store_true", help="No progress lines.")
     parser.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="When --output_dir holds an earlier run of this command with other settings, "
+        "remove what that run wrote (nothing else) instead of refusing.",
+    )
+    parser.add_argument(
         "--runner",
         default=None,
         help="Run as an Apache Beam pipeline on this runner (DirectRunner, PrismRunner, "
@@ -553,11 +608,13 @@ def _shard_settings(args: argparse.Namespace) -> dict:
         "lower_case": args.do_lower_case,
         "group_chars": args.group_chars,
         "progress": not args.quiet,
+        "overwrite": args.overwrite,
     }
 
 
 def _reported(write) -> int:
-    """Runs `write()`; a bad input exits 2, a failed worker, full disk or locked folder 1."""
+    """Runs `write()`; a bad input or an output folder not ours to write (in use, another
+    command's, a user's) exits 2; a failed worker or a full disk 1."""
     try:
         write()
     except (ValueError, FileNotFoundError) as error:

@@ -384,10 +384,9 @@ def test_a_finished_run_is_kept_and_other_settings_are_refused(book_run, shared_
     )
     error = capsys.readouterr().err
     assert code == 2 and error.count("\n") == 1
-    assert (
-        "pretraining-00000-of-00003.tfrecord exists but was not written with these settings"
-        in error
-    )
+    # The folder's manifest names the first setting that differs (pipelines.writer_folder).
+    assert f"{folder} holds an earlier `python -m pipelines.pretraining_data` run" in error
+    assert "(dupe_factor: 2 before, 40 now)" in error and "--overwrite" in error
 
 
 # === Other objectives ===
@@ -560,18 +559,33 @@ def test_bad_files_beside_good_ones_are_skipped_and_named(shared_data, tmp_path)
     assert list(stats["input"]["repaired"]["invalid_utf8"]) == [str(folder / "crlf_bad_utf8.txt")]
 
 
-def test_an_unwritable_shard_is_one_line_and_exit_1(shared_data, tmp_path, capsys):
+def _block_once_opened(monkeypatch, path):
+    """Makes a folder at `path` once the writer owns its output folder (a user's folder made
+    beforehand would be refused before any write)."""
+    real = pretraining_data.writer_folder
+
+    def opened(*args, **kwargs):
+        folder = real(*args, **kwargs)
+        os.makedirs(path)
+        return folder
+
+    monkeypatch.setattr(pretraining_data, "writer_folder", opened)
+
+
+def test_an_unwritable_shard_is_one_line_and_exit_1(shared_data, tmp_path, capsys, monkeypatch):
     # The shard's temporary name is taken by a folder: the writer cannot open it.
     blocked = partial_path(str(tmp_path / "out" / "pretraining-00000-of-00001.tfrecord"))
-    os.makedirs(blocked)
+    _block_once_opened(monkeypatch, blocked)
     error = _fails(_arguments(shared_data, tmp_path), capsys, code=1)
     assert "Is a directory" in error and blocked in error
 
 
 @pytest.mark.slow  # two fresh processes import the whole pipelines package (TensorFlow)
-def test_a_failing_worker_process_is_one_line_and_exit_1(shared_data, tmp_path, capsys):
+def test_a_failing_worker_process_is_one_line_and_exit_1(
+    shared_data, tmp_path, capsys, monkeypatch
+):
     blocked = partial_path(str(tmp_path / "out" / "pretraining-00001-of-00002.tfrecord"))
-    os.makedirs(blocked)
+    _block_once_opened(monkeypatch, blocked)
     arguments = _arguments(shared_data, tmp_path, "--num_shards", "2", "--num_workers", "2")
     error = _fails(arguments, capsys, code=1)
     assert "a pretraining-data worker failed: IsADirectoryError" in error and blocked in error

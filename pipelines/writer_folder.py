@@ -1,0 +1,96 @@
+"""The data writer's output folder: whose it is, with which arguments, and one run at a time.
+
+Both drivers of the writer (`pipelines.pretraining_data`, locally or with `--runner`) open their
+`--output_dir` through `pipelines.output_folder.OutputFolder` as one command,
+`python -m pipelines.pretraining_data`. Its arguments are what decides the shards' bytes (the
+settings `stats.json` records, the input files, the vocabulary's SHA-256), the number of tasks,
+and the runner (a Beam run and a local one lay the folder out differently). A rerun with equal
+arguments resumes, as it always did; other arguments are refused unless `--overwrite`.
+
+Each task of a multi-machine run (`--num_tasks`) holds its own lock, so tasks sharing one folder
+run at once while two runs of the same task are refused; every task claims every entry of the
+folder, so the manifest lists them all whichever task wrote it last.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+
+from pipelines import filesystems
+from pipelines.output_folder import LOCK, OutputFolder
+from pipelines.record_writer import BOOKKEEPING_DIR
+
+COMMAND = "python -m pipelines.pretraining_data"
+
+
+def writer_folder(
+    output_dir: str,
+    settings: dict,
+    files: list[str],
+    spm_model: str,
+    *,
+    num_tasks: int = 1,
+    task_index: int = 0,
+    runner: str | None = None,
+    overwrite: bool = False,
+) -> OutputFolder:
+    """Opens `output_dir` for the writer (checks, lock, manifest) and claims its entries.
+
+    Args:
+        output_dir: str. The shard folder (a remote one is neither checked nor locked).
+        settings: dict. `pretraining_data.writer_settings(...)`.
+        files: list of str. The input files (or, where they are listed on workers, patterns).
+        spm_model: str. The SentencePiece model: its bytes' hash is an argument.
+        num_tasks, task_index: int. This machine's share of a multi-machine run.
+        runner: str or None. The Beam runner, None for the local writer.
+        overwrite: bool. Replace an earlier run's files made with other arguments.
+
+    Returns:
+        The opened `OutputFolder`: the caller closes it.
+
+    Example:
+    >>> import tempfile
+    >>> folder = writer_folder(tempfile.mkdtemp(), {"num_shards": 2}, [], "spm.model")
+    >>> folder.close()
+    >>> folder.owns("pretraining-00001-of-00002.tfrecord"), folder.owns("stats.json")
+    (True, True)
+    """
+    arguments = {
+        **settings,
+        "num_tasks": num_tasks,
+        "runner": runner,
+        "input_files": describe_files(files),
+        "vocabulary_sha256": hashlib.sha256(filesystems.read_bytes(spm_model)).hexdigest(),
+    }
+    lock = (
+        LOCK if num_tasks == 1 else f".albert-keras.task-{task_index:05d}-of-{num_tasks:05d}.lock"
+    )
+    folder = OutputFolder(
+        output_dir,
+        COMMAND,
+        arguments,
+        inputs={"input": files, "spm_model": spm_model},
+        overwrite=overwrite,
+        lock_name=lock,
+    ).open()
+    for name in folder_entries(settings["num_shards"], num_tasks, bookkeeping=runner is None):
+        folder.claim(name)
+    return folder
+
+
+def folder_entries(num_shards: int, num_tasks: int = 1, *, bookkeeping: bool = True) -> list[str]:
+    """Every entry a writer run may make in its folder (all tasks together)."""
+    from pipelines.pretraining_data import shard_name  # the writer imports this module
+
+    entries = [shard_name(s, num_shards) for s in range(num_shards)] + ["stats.json"]
+    if num_tasks > 1:
+        entries += [f"stats-task-{t:05d}-of-{num_tasks:05d}.json" for t in range(num_tasks)]
+    return entries + ([BOOKKEEPING_DIR] if bookkeeping else [])
+
+
+def describe_files(files: list[str]) -> str:
+    """`"N files, sha256 H"` of the absolute paths: short enough for a one-line refusal."""
+    paths = sorted(p if filesystems.is_remote(p) else os.path.abspath(p) for p in files)
+    digest = hashlib.sha256("\n".join(paths).encode()).hexdigest()[:16]
+    return f"{len(paths)} file{'s' if len(paths) != 1 else ''}, sha256 {digest}"
