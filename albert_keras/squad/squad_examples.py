@@ -79,7 +79,8 @@ def read_squad_json(
 
     Raises:
         ValueError: one line naming the file: malformed JSON, a missing field (with the
-            question id), or a training question with no or several answers.
+            question id), a training question with no or several answers or a negative
+            `answer_start`, or an `is_impossible` question in a v1.1 file.
 
     Example:
     >>> dev = read_squad_json("squad-dev.json", is_training=False)  # part of dev-v2.0.json
@@ -123,7 +124,7 @@ def squad_examples_from_articles(
             (v2.0 when any has `is_impossible`).
         first_answer_only: bool. See `read_squad_json`.
     """
-    examples, skipped, any_impossible_key = [], {}, False
+    examples, skipped, any_impossible_key, first_impossible = [], {}, False, None
 
     def skip(reason):
         skipped[reason] = skipped.get(reason, 0) + 1
@@ -138,6 +139,7 @@ def squad_examples_from_articles(
                 answers = qa.get("answers", [])
                 any_impossible_key |= "is_impossible" in qa
                 is_impossible = bool(qa.get("is_impossible", False))
+                first_impossible = first_impossible or (qas_id if is_impossible else None)
                 if not context.strip():
                     skip("empty context")
                     continue
@@ -151,6 +153,12 @@ def squad_examples_from_articles(
                         )
                     answer_text = texts[0]
                     answer_start = int(_field(answers[0], "answer_start", source, where))
+                    if answer_start < 0:
+                        # Python's negative slicing would find the text from the end.
+                        raise ValueError(
+                            f"{source}: {where} has answer_start {answer_start}: a character "
+                            "offset into its context is never negative"
+                        )
                     end = answer_start + len(answer_text)
                     if not answer_text or context[answer_start:end] != answer_text:
                         skip("answer text not at answer_start")
@@ -169,6 +177,12 @@ def squad_examples_from_articles(
     if version is None:
         version = "2.0" if any_impossible_key else "1.1"
     version = "1.1" if str(version).lstrip("v").startswith("1.") else "2.0"
+    if version == "1.1" and first_impossible is not None:
+        # SQuAD 1.1 has no unanswerable question: it would train as one with no answer.
+        raise ValueError(
+            f"{source}: question {first_impossible} has is_impossible: true, but this is a "
+            "SQuAD 1.1 file: give a 2.0 file (and --version 2.0)"
+        )
     return SquadExamples(examples, version=version, source=source, skipped=skipped)
 
 

@@ -134,3 +134,26 @@ def test_read_squad_tfds_from_a_local_folder(tmp_path, monkeypatch, squad_json):
 
 def _no_download(self, urls):
     raise AssertionError(f"tried to download {urls}")
+
+
+def test_a_v1_file_with_unanswerable_questions_is_refused(tmp_path):
+    questions = [_qa("a", "Normandy", 31), _qa("q-17", impossible=True)]
+    v1 = make_squad_file(tmp_path / "v1.json", [(CONTEXT, questions)], "1.1")
+    for is_training in (True, False):  # trained as "no answer", or scored against none
+        with pytest.raises(ValueError, match=(
+            r"^.*v1\.json: question q-17 has is_impossible: true, but this is a SQuAD 1\.1 file"
+        )):  # fmt: skip
+            read_squad_json(v1, is_training=is_training)
+    v2 = make_squad_file(tmp_path / "v2.json", [(CONTEXT, questions)], "v2.0")
+    assert [e.is_impossible for e in read_squad_json(v2, is_training=True)] == [False, True]
+
+
+def test_a_negative_answer_start_is_refused(tmp_path):
+    # context[-7:] is "France." and [-7:-1] "France": negative slicing would match the text.
+    path = make_squad_file(tmp_path / "neg.json", [(CONTEXT, [_qa("neg", "France", -7)])])
+    assert CONTEXT[-7:-1] == "France"
+    with pytest.raises(ValueError, match=(
+        r"^.*neg\.json: question neg has answer_start -7: a character offset into its context "
+        r"is never negative$"
+    )):  # fmt: skip
+        read_squad_json(path, is_training=True)
