@@ -62,6 +62,8 @@ class GlueTask:
         tfds_text: tuple of str. The tfds feature names of text_a (and text_b).
         tfds_labels: tuple of str or None. tfds's class names, in tfds's id order.
         diagnostic: str or None. A prediction-only task run with this task's model (AX for MNLI).
+        score_range: (float, float) or None. A regression task's gold scores lie in it (STS-B:
+            [0, 5]); the readers refuse others, the submission clips predictions to it.
 
     Example:
     >>> from albert_keras.glue import get_glue_task
@@ -87,6 +89,7 @@ class GlueTask:
     tfds_text: tuple[str, ...] = ()
     tfds_labels: tuple[str, ...] | None = None
     diagnostic: str | None = None
+    score_range: tuple[float, float] | None = None
 
     @property
     def is_regression(self) -> bool:
@@ -120,5 +123,5 @@ class GlueTask:
         """Predictions as the strings GLUE's server expects in the `prediction` column."""
         if self.is_regression:
             # GLUE's STS-B scores lie in [0, 5]; a regression head can step outside.
-            return [f"{value:.3f}" for value in np.clip(predictions, 0.0, 5.0)]
+            return [f"{value:.3f}" for value in np.clip(predictions, *self.score_range)]
         return [self.labels[int(i)] for i in predictions]

@@ -116,6 +116,7 @@ GLUE_TASKS: dict[str, GlueTask] = {
             eval_every=100,
             tfds_name="glue/stsb",
             tfds_text=("sentence1", "sentence2"),
+            score_range=(0.0, 5.0),  # similarity from 0 (unrelated) to 5 (same meaning)
         ),
         GlueTask(
             name="QQP",

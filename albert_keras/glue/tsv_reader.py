@@ -146,6 +146,11 @@ def _parse_label(task: GlueTask, value: str, where: str) -> int | float:
             score = math.nan
         if not math.isfinite(score):
             raise ValueError(f"{where}: score {value!r} is not a finite number")
+        low, high = task.score_range or (-math.inf, math.inf)
+        if not low <= score <= high:
+            raise ValueError(
+                f"{where}: score {value!r} is outside {task.name}'s [{low:g}, {high:g}]"
+            )
         return score
     if value not in task.labels:
         raise ValueError(f"{where}: label {value!r} is not one of {', '.join(task.labels)}")

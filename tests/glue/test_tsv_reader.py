@@ -128,6 +128,17 @@ def test_every_registered_split_has_a_path():
         ("CoLA", ["src\t1\tok"], r"CoLA/train.tsv:1: expected 4 tab-separated fields, found 3"),
         ("STS-B", [STSB_HEADER, "\t".join(["0"] * 9 + ["high"])], r":2: score 'high'"),
         ("STS-B", [STSB_HEADER, "\t".join(["0"] * 9 + ["nan"])], r":2: score 'nan'"),
+        # Outside GLUE's [0, 5]: these trained without a word.
+        (
+            "STS-B",
+            [STSB_HEADER, "\t".join(["0"] * 10), "\t".join(["0"] * 9 + ["17.5"])],
+            r"STS-B/train.tsv:3: score '17.5' is outside STS-B's \[0, 5\]$",
+        ),
+        (
+            "STS-B",
+            [STSB_HEADER, "\t".join(["0"] * 9 + ["-3"])],
+            r"STS-B/train.tsv:2: score '-3' is outside STS-B's \[0, 5\]$",
+        ),
     ],
 )
 def test_bad_rows_name_the_file_and_line(tmp_path, task, lines, message):
