@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from albert_keras_cli.config_flags import add_config_flag, parse_config_flags
-from albert_keras_cli.job_arguments import job_arguments, print_run
+from albert_keras_cli.job_arguments import add_overwrite_flag, job_arguments, print_run
 from albert_keras_cli.pretrain import STRATEGIES, add_mixed_precision_flag
 
 # `albert_keras.distill`'s STUDENT_INITS and COSINE_POSITIONS (tests/distill checks they agree):
@@ -26,6 +26,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_config_flag(parser, "override a student backbone argument")
     parser.add_argument("--records", required=True, help="glob of training TFRecord shards")
     parser.add_argument("--output_dir", required=True)
+    add_overwrite_flag(parser, "distill")
     parser.add_argument(
         "--student_init", default="auto", choices=STUDENT_INITS,
         help="teacher: copy the teacher's layers (every other one; the shared block itself); "

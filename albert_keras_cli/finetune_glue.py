@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from albert_keras_cli.job_arguments import job_arguments
+from albert_keras_cli.job_arguments import add_overwrite_flag, job_arguments
 from albert_keras_cli.pretrain import add_mixed_precision_flag
 
 # The trainable tasks of `albert_keras.glue.GLUE_TASKS` (tests/cli checks they agree): importing
@@ -24,6 +24,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "or AlbertClassifier (.keras); its backbone is fine-tuned",
     )
     parser.add_argument("--output_dir", required=True)
+    add_overwrite_flag(parser, "finetune-glue")
     parser.add_argument(
         "--spm_model",
         help="SentencePiece .model (default: spm.model or the only *.model beside --model)",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from albert_keras_cli.job_arguments import job_arguments
+from albert_keras_cli.job_arguments import add_overwrite_flag, job_arguments
 from albert_keras_cli.pretrain import add_mixed_precision_flag
 
 
@@ -25,6 +25,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "with a .backbone (.keras); its backbone is fine-tuned",
     )  # fmt: skip
     parser.add_argument("--output_dir", required=True)
+    add_overwrite_flag(parser, "finetune-squad")
     parser.add_argument("--spm_model", help="default: spm.model or the only *.model beside --model")
     parser.add_argument("--head", choices=("simple", "v2"), help="default: simple (1.1), v2 (2.0)")
     parser.add_argument("--max_seq_length", type=int, default=384)

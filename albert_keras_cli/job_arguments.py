@@ -1,4 +1,5 @@
-"""`job_arguments`: a command's parsed flags as its job function's keyword arguments."""
+"""`job_arguments`: a command's parsed flags as its job function's keyword arguments; the
+`--overwrite` flag every training command shares."""
 
 from __future__ import annotations
 
@@ -53,4 +54,23 @@ def print_run(verb: str, summary: dict, output_dir: str) -> None:
     print(
         f"{verb} {summary['steps']['total']} steps -> {output_dir}: "
         + ", ".join(f"{k} {v:.4f}" for k, v in final.items())
+    )
+
+
+def add_overwrite_flag(parser: argparse.ArgumentParser, command: str) -> None:
+    """`--overwrite`, worded for `command` (`"pretrain"`): what it removes, and only that.
+
+    Example:
+    >>> parser = argparse.ArgumentParser()
+    >>> add_overwrite_flag(parser, "pretrain")
+    >>> parser.parse_args(["--overwrite"]).overwrite
+    True
+    """
+    parser.add_argument(
+        "--overwrite",
+        action="store_true",
+        help=f"when --output_dir holds an earlier `albert-keras {command}` run with other "
+        "arguments, remove only the files that run wrote (listed in its .albert-keras.json) "
+        "and start anew; other files, and folders of other commands, are never touched. "
+        "Without it such a folder is refused; the same arguments resume",
     )

@@ -10,11 +10,15 @@ subcommand's module is imported, and those here import no TensorFlow until `run`
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
+import json
+import os
 import sys
 
 from albert_keras_cli import __version__
 from albert_keras_cli.quiet_logging import configure_logging, import_tensorflow
+from pipelines.output_folder import os_error_line
 
 SUBCOMMANDS = {
     "pretrain": ("albert_keras_cli.pretrain", "Pretrain on TFRecord shards."),
@@ -56,12 +60,58 @@ def main(argv: list[str] | None = None) -> int:
             modules[name] = importlib.import_module(module_name)
             modules[name].add_arguments(sub)
     args = parser.parse_args(argv)
-    import_tensorflow(verbose)  # every job needs it; loaded here with its start-up lines hidden
     try:
+        import_tensorflow(verbose)  # every job needs it; loaded here with its start-up lines hidden
         return int(modules[args.command].run(args) or 0)
     except (ValueError, FileNotFoundError) as error:
         print(f"albert-keras {args.command}: error: {error}", file=sys.stderr)
         return 2
+    except OSError as error:
+        if error.errno not in _ONE_LINE_ERRNOS:
+            raise
+        where = getattr(args, "output_dir", None) or "the output"
+        print(f"albert-keras {args.command}: error: {os_error_line(error, where)}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        # Files are renamed into place only when whole and the lock goes with the process:
+        # what an interrupted command leaves is said in one line, not a 40-line traceback.
+        print(f"\nalbert-keras {args.command}: interrupted; {interrupted(args)}", file=sys.stderr)
+        return 130
+
+
+# A full disk, a read-only or forbidden folder: the user's to fix, said in one line.
+_ONE_LINE_ERRNOS = (errno.ENOSPC, errno.EDQUOT, errno.EACCES, errno.EPERM, errno.EROFS)
+# Commands whose rerun continues from checkpoints in --output_dir/checkpoints.
+_RESUMABLE = ("pretrain", "distill")
+
+
+def interrupted(args: argparse.Namespace) -> str:
+    """What an interrupted command kept, and what rerunning it does.
+
+    Example:
+    >>> interrupted(argparse.Namespace(command="finetune-glue", output_dir="out"))
+    'fine-tuning keeps no checkpoint: rerun the same command to start it again'
+    """
+    output_dir = getattr(args, "output_dir", None)
+    if args.command in _RESUMABLE and output_dir:
+        state = os.path.join(output_dir, "checkpoints", "checkpoint.json")
+        try:
+            with open(state, encoding="utf-8") as file:
+                step = json.load(file)["step"]
+        except (OSError, ValueError, KeyError, TypeError):
+            return "no checkpoint was saved yet: rerun the same command to start again"
+        return (
+            f"the checkpoint of step {step} is kept in {os.path.dirname(state)}: "
+            "rerun the same command to resume from it"
+        )
+    if args.command == "study":
+        return (
+            f"the finished runs and the last checkpoint of the one in progress are kept in "
+            f"{output_dir}: rerun the same command to resume"
+        )
+    if args.command.startswith("finetune"):
+        return "fine-tuning keeps no checkpoint: rerun the same command to start it again"
+    return "only whole files were kept: rerun the same command to start it again"
 
 
 if __name__ == "__main__":

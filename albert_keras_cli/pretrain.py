@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from albert_keras_cli.config_flags import add_config_flag, parse_config_flags
-from albert_keras_cli.job_arguments import job_arguments, print_run
+from albert_keras_cli.job_arguments import add_overwrite_flag, job_arguments, print_run
 
 # `albert_keras.training.strategy`'s STRATEGIES and PRECISIONS (tests/cli checks they agree):
 # importing it here would load TensorFlow for `--help`.
@@ -28,6 +28,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The `albert-keras pretrain` flags."""
     parser.add_argument("--records", required=True, help="glob of training TFRecord shards")
     parser.add_argument("--output_dir", required=True)
+    add_overwrite_flag(parser, "pretrain")
     parser.add_argument("--preset", default="albert_base", help="an AlbertBackbone preset")
     add_config_flag(parser, "override a preset argument")
     parser.add_argument("--sentence_objective", default="sop", choices=["sop", "nsp", "none"])

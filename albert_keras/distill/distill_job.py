@@ -25,12 +25,13 @@ from albert_keras.models import AlbertBackbone, AlbertPretrainer
 from albert_keras.optimizers import Lamb, WarmupLinearDecay
 from albert_keras.training import strategy as strategies
 from albert_keras.training.flag_checks import check_positive
-from albert_keras.training.model_files import load_keras_file
+from albert_keras.training.model_files import check_outside, load_keras_file, one_line_os_errors
 from albert_keras.training.periodic_training import PeriodicTraining
 from albert_keras.training.precision import loss_scaled
 from albert_keras.training.pretrain_job import OFFICIAL_WARMUP_FRACTION
 from albert_keras.training.record_inputs import RecordInputs
 from pipelines import atomic_write
+from pipelines.output_folder import OutputFolder
 
 STUDENT_INITS = ("auto", "teacher", "random")
 BEFORE_FILE = "eval_before.json"
@@ -64,6 +65,7 @@ def distill(
     spm_model: str | None = None,
     seed: int = 12345,
     verbose: str | int = "auto",
+    overwrite: bool = False,
 ) -> dict:
     """Distils a saved teacher into a student on pretraining records; returns the summary.
 
@@ -72,7 +74,8 @@ def distill(
         records: str. Glob of training shards (the teacher's, ideally).
         output_dir: str. Gets `model.keras` (the student `AlbertPretrainer`, no sentence head),
             `backbone.keras`, `summary.json`, `eval_before.json`, `checkpoints/`, `logs/`
-            (TensorBoard) and the SentencePiece model. The same call again resumes.
+            (TensorBoard) and the SentencePiece model. The same call again resumes; a folder
+            holding anything else is refused (`pipelines.output_folder`).
         student: str. `"teacher"` (the teacher's backbone arguments), an `AlbertBackbone`
             preset, or a JSON file of backbone arguments. The vocabulary is always the
             teacher's.
@@ -86,6 +89,8 @@ def distill(
             steps_per_execution, seed, verbose: as `albert_keras.training.pretrain`.
         spm_model: str. SentencePiece model copied beside the student; default the only
             `*.model` beside the teacher.
+        overwrite: bool. Over an earlier distillation with other arguments in `output_dir`,
+            remove what it wrote (and nothing else) and start anew, instead of refusing.
 
     Example:
     >>> summary = distill("albert.keras", "records/*.tfrecord", "student/",
@@ -106,6 +111,7 @@ def distill(
         raise ValueError(f"--student_init={student_init!r} is not one of {STUDENT_INITS}")
     if not os.path.isfile(teacher):
         raise FileNotFoundError(f"--teacher {teacher}: no such file")
+    check_outside("--teacher", teacher, output_dir)
     spm_model = _find_spm_model(teacher, spm_model)
     inputs = RecordInputs(records, eval_records)
     seq_length = inputs.max_seq_length
@@ -150,75 +156,79 @@ def distill(
         "seed": seed,
     }
     keras.utils.set_random_seed(seed)  # before anything random (see pretrain)
-    training = PeriodicTraining(
-        output_dir, run_config, max_steps=max_steps, checkpoint_every=checkpoint_every
-    )
-    start_step = training.saved_step()
-    train_data = inputs.train_data(
-        batch_size,
-        seed=seed,
-        start_step=start_step,
-        dynamic_masking=dynamic_masking,
-        vocabulary_size=student_config["vocabulary_size"],
-    )
-    eval_data, eval_steps = inputs.eval_data(batch_size, eval_steps)
+    inputs_used = {"teacher": teacher, "records": records, "eval_records": eval_records}
+    with OutputFolder(
+        output_dir, "albert-keras distill", run_config, inputs=inputs_used, overwrite=overwrite
+    ) as folder:
+        training = PeriodicTraining(
+            folder, run_config, max_steps=max_steps, checkpoint_every=checkpoint_every
+        )
+        start_step = training.saved_step()
+        train_data = inputs.train_data(
+            batch_size,
+            seed=seed,
+            start_step=start_step,
+            dynamic_masking=dynamic_masking,
+            vocabulary_size=student_config["vocabulary_size"],
+        )
+        eval_data, eval_steps = inputs.eval_data(batch_size, eval_steps)
 
-    before_path = os.path.join(output_dir, BEFORE_FILE)
-    with strategies.scope(distribution):
-        student_model = AlbertPretrainer(
-            AlbertBackbone(**student_config, dtype=precision), sentence_objective=None
-        )
-        copied = warm_start(teacher_model, student_model) if init == "teacher" else {}
-        distiller = AlbertDistiller(
-            teacher_model,
-            student_model,
-            temperature=temperature,
-            soft_target_weight=soft_target_weight,
-            mlm_weight=mlm_weight,
-            cosine_weight=cosine_weight,
-            cosine_positions=cosine_positions,
-        )
-        _compile(distiller, run_config, use_xla, steps_per_execution)
-        eval_before = {}
-        if eval_data is not None and not start_step:
-            # No training yet: the warm-started student is the teacher truncated in depth.
-            eval_before = _evaluate(distiller, eval_data, eval_steps)
-            os.makedirs(output_dir, exist_ok=True)
-            atomic_write.write_json(before_path, eval_before, indent=2)
-        elif os.path.exists(before_path):
-            with open(before_path) as f:
-                eval_before = json.load(f)
-        initial_step = training.restore(distiller)
-        if initial_step < max_steps:
-            print(
-                f"distilling steps {initial_step + 1}..{max_steps} on {len(inputs.files)} "
-                f"file(s) ({'resumed' if initial_step else 'new run'}), student init {init}: "
-                f"{strategies.describe(distribution)}, {precision}, jit_compile={use_xla}"
+        before_path = training.path(BEFORE_FILE)
+        with strategies.scope(distribution):
+            student_model = AlbertPretrainer(
+                AlbertBackbone(**student_config, dtype=precision), sentence_objective=None
             )
-        training.fit(distiller, train_data, verbose)
-        eval_logs = _evaluate(distiller, eval_data, eval_steps) if eval_data is not None else {}
+            copied = warm_start(teacher_model, student_model) if init == "teacher" else {}
+            distiller = AlbertDistiller(
+                teacher_model,
+                student_model,
+                temperature=temperature,
+                soft_target_weight=soft_target_weight,
+                mlm_weight=mlm_weight,
+                cosine_weight=cosine_weight,
+                cosine_positions=cosine_positions,
+            )
+            _compile(distiller, run_config, use_xla, steps_per_execution)
+            eval_before = {}
+            if eval_data is not None and not start_step:
+                # No training yet: the warm-started student is the teacher truncated in depth.
+                eval_before = _evaluate(distiller, eval_data, eval_steps)
+                with one_line_os_errors(before_path):
+                    atomic_write.write_json(before_path, eval_before, indent=2)
+            elif os.path.exists(before_path):
+                with open(before_path) as f:
+                    eval_before = json.load(f)
+            initial_step = training.restore(distiller)
+            if initial_step < max_steps:
+                print(
+                    f"distilling steps {initial_step + 1}..{max_steps} on {len(inputs.files)} "
+                    f"file(s) ({'resumed' if initial_step else 'new run'}), student init {init}: "
+                    f"{strategies.describe(distribution)}, {precision}, jit_compile={use_xla}"
+                )
+            training.fit(distiller, train_data, verbose)
+            eval_logs = _evaluate(distiller, eval_data, eval_steps) if eval_data is not None else {}
 
-    training.save_pretrainer(student_model, spm_model)
-    summary = {
-        **training.summary(
-            batch_size * seq_length,
-            **inputs.description(),
-            jit_compile=use_xla,
-            steps_per_execution=steps_per_execution,
-            spm_model=spm_model,
-        ),
-        "distribution": strategies.describe(distribution),
-        "parameters": {
-            "teacher": int(teacher_model.backbone.count_params()),
-            "student": int(student_model.backbone.count_params()),
-        },
-        "warm_started_variables": len(copied) if init == "teacher" else 0,
-        "eval_before": eval_before,
-        "eval": eval_logs,
-        "eval_examples": eval_steps * batch_size,
-    }
-    training.write_summary(summary)
-    return summary
+        training.save_pretrainer(student_model, spm_model)
+        summary = {
+            **training.summary(
+                batch_size * seq_length,
+                **inputs.description(),
+                jit_compile=use_xla,
+                steps_per_execution=steps_per_execution,
+                spm_model=spm_model,
+            ),
+            "distribution": strategies.describe(distribution),
+            "parameters": {
+                "teacher": int(teacher_model.backbone.count_params()),
+                "student": int(student_model.backbone.count_params()),
+            },
+            "warm_started_variables": len(copied) if init == "teacher" else 0,
+            "eval_before": eval_before,
+            "eval": eval_logs,
+            "eval_examples": eval_steps * batch_size,
+        }
+        training.write_summary(summary)
+        return summary
 
 
 # === Building ===

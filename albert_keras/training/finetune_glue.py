@@ -17,7 +17,6 @@ from __future__ import annotations
 import math
 import os
 import pathlib
-import shutil
 import time
 
 import keras
@@ -34,11 +33,18 @@ from albert_keras.glue.tfds_reader import read_glue_tfds
 from albert_keras.glue.tsv_reader import read_glue_tsv
 from albert_keras.models import AlbertClassifier
 from albert_keras.optimizers import AdamWeightDecay, WarmupLinearDecay
-from albert_keras.training.model_files import find_spm_model, load_model_file, save_keras
+from albert_keras.training.model_files import (
+    check_outside,
+    find_spm_model,
+    load_model_file,
+    one_line_os_errors,
+    save_keras,
+)
 from albert_keras.training.precision import choose_precision, in_precision, loss_scaled
 from albert_keras.training.step_progress import progress_callbacks
 from albert_keras.training.stop_at_step import StopAtStep
 from pipelines import atomic_write
+from pipelines.output_folder import OutputFolder
 
 
 def finetune_glue(
@@ -60,6 +66,7 @@ def finetune_glue(
     jit_compile: str | bool = "auto",
     mixed_precision: str = "auto",
     verbose: str | int = 0,
+    overwrite: bool = False,
 ) -> dict:
     """Fine-tunes a backbone on one GLUE task; writes the model, metrics and predictions.
 
@@ -69,7 +76,9 @@ def finetune_glue(
         glue_dir: path. GLUE's download (`GLUE_DIR/TASK/*.tsv`); tfds's data_dir for "tfds".
         model: a `.keras` path, or a model: an `AlbertBackbone`, or a model with a `.backbone`
             (`AlbertPretrainer`, `AlbertClassifier`). A path is loaded; a model is used in place.
-        output_dir: path. Created if needed.
+        output_dir: path. Created if needed; new, empty or an earlier `finetune-glue` run's
+            (`pipelines.output_folder`): anything else, `model`'s own folder included, is
+            refused before training.
         spm_model: path. The SentencePiece model; default `spm.model` (or the only `*.model`)
             beside a `model` path.
         source: str. `"tsv"` (GLUE's files) or `"tfds"` (`tensorflow_datasets`, network).
@@ -84,6 +93,8 @@ def finetune_glue(
             `albert_keras.training.precision`), `"float32"`, `"mixed_bfloat16"` or
             `"mixed_float16"`. A backbone in another policy is copied into this one.
         verbose: 0 is silent; otherwise one progress line in steps every ~10 s (`StepProgress`).
+        overwrite: bool. Over an earlier run with other arguments in `output_dir`, remove what
+            it wrote (and nothing else) instead of refusing.
 
     Returns:
         dict: what `metrics.json` holds.
@@ -96,6 +107,7 @@ def finetune_glue(
     """
     started = time.time()
     task = _trainable_task(task)
+    check_outside("--model", model, output_dir)
     # Seeds the head's initializer and dropout. First: seeding clears TF's kernel cache, which
     # would drop the SentencePiece op's resource of an encoder made before it.
     keras.utils.set_random_seed(seed)
@@ -113,26 +125,49 @@ def finetune_glue(
     spm_path = find_spm_model(model, spm_model)
     encoder = GlueEncoder(spm_path, settings["max_seq_length"])
     _check_compatible(backbone, encoder, settings["max_seq_length"], spm_path)
-    output_dir = pathlib.Path(output_dir)
-    output_dir.mkdir(parents=True, exist_ok=True)
+    run = {"task": task.name, "model": model_name, "spm_model": str(spm_path), "source": source,
+           "glue_dir": None if glue_dir is None else str(glue_dir), **settings}  # fmt: skip
+    with OutputFolder(output_dir, "albert-keras finetune-glue", run, overwrite=overwrite) as folder:
+        classifier = AlbertClassifier(backbone, num_classes=task.num_classes, dropout=0.1)
+        schedule = WarmupLinearDecay(
+            settings["learning_rate"], settings["warmup_steps"], settings["max_steps"]
+        )
+        classifier.compile(
+            optimizer=loss_scaled(AdamWeightDecay(learning_rate=schedule), precision),
+            jit_compile=jit_compile,
+        )
+        dev_inputs = {
+            split: glue_dataset(dev, encoder, settings["batch_size"], with_labels=False)
+            for split, dev in devs.items()
+        }
+        train_data = glue_dataset(train, encoder, settings["batch_size"], training=True, seed=seed)
+        history, steps_trained = _fit(
+            classifier, task, train_data, dev_inputs, devs, settings, verbose
+        )
+        summary = _predict_and_write(
+            folder, classifier, task, read, encoder, devs, dev_inputs, settings["batch_size"]
+        )
+        best = max(history, key=lambda h: _finite(h[task.main_metric]))
+        summary.update(
+            {
+                "best_step": best["step"],
+                "steps_trained": steps_trained,
+                "stopped_early": steps_trained < settings["max_steps"],
+                "history": history,
+                "hyperparameters": settings,
+                "model": model_name,
+                "spm_model": str(spm_path),
+                "train_examples": len(train),
+                "wall_seconds": round(time.time() - started, 1),
+            }
+        )
+        _write_json(folder.claim("metrics.json"), summary)
+    return summary
 
-    classifier = AlbertClassifier(backbone, num_classes=task.num_classes, dropout=0.1)
-    schedule = WarmupLinearDecay(
-        settings["learning_rate"], settings["warmup_steps"], settings["max_steps"]
-    )
-    classifier.compile(
-        optimizer=loss_scaled(AdamWeightDecay(learning_rate=schedule), precision),
-        jit_compile=jit_compile,
-    )
-    dev_inputs = {
-        split: glue_dataset(dev, encoder, settings["batch_size"], with_labels=False)
-        for split, dev in devs.items()
-    }
-    train_data = glue_dataset(train, encoder, settings["batch_size"], training=True, seed=seed)
-    history, steps_trained = _fit(
-        classifier, task, train_data, dev_inputs, devs, settings, output_dir, verbose
-    )
 
+def _predict_and_write(folder, classifier, task, read, encoder, devs, dev_inputs, batch_size):
+    """Scores and predicts every dev split, predicts the test files there are, and saves the
+    classifier; returns the summary's scores and `files` (each file claimed in `folder`)."""
     summary = {"task": task.name}
     files = {"model": "model.keras", "dev_predictions": [], "submission": []}
     for split, dev in devs.items():
@@ -147,8 +182,9 @@ def finetune_glue(
         else:  # MNLI's mismatched dev
             summary.setdefault("other_splits", {})[split] = entry
         stem = task.test_splits[split.replace("dev", "test")]
-        write_submission(output_dir / "dev_predictions" / f"{stem}.tsv", task, dev.index,
-                         predictions)  # fmt: skip
+        path = folder.claim("dev_predictions", f"{stem}.tsv")
+        with one_line_os_errors(path):
+            write_submission(path, task, dev.index, predictions)
         files["dev_predictions"].append(f"dev_predictions/{stem}.tsv")
     skipped = []
     for split, stem, predicted_task in _test_splits(task):
@@ -157,34 +193,19 @@ def finetune_glue(
         except FileNotFoundError as error:  # GLUE_DIR without test files: dev only
             skipped.append(f"{stem}: {error}")
             continue
-        inputs = glue_dataset(test, encoder, settings["batch_size"], with_labels=False)
+        inputs = glue_dataset(test, encoder, batch_size, with_labels=False)
         predictions = predicted_task.predictions(classifier.predict(inputs, verbose=0))
-        write_submission(output_dir / "submission" / f"{stem}.tsv", predicted_task, test.index,
-                         predictions)  # fmt: skip
+        path = folder.claim("submission", f"{stem}.tsv")
+        with one_line_os_errors(path):
+            write_submission(path, predicted_task, test.index, predictions)
         files["submission"].append(f"submission/{stem}.tsv")
-    save_keras(classifier, output_dir / "model.keras")
-
-    best = max(history, key=lambda h: _finite(h[task.main_metric]))
-    summary.update(
-        {
-            "best_step": best["step"],
-            "steps_trained": steps_trained,
-            "stopped_early": steps_trained < settings["max_steps"],
-            "history": history,
-            "hyperparameters": settings,
-            "model": model_name,
-            "spm_model": str(spm_path),
-            "train_examples": len(train),
-            "files": files,
-            "skipped": skipped,
-            "wall_seconds": round(time.time() - started, 1),
-        }
-    )
-    _write_json(output_dir / "metrics.json", summary)
-    return summary
+    path = folder.claim("model.keras")
+    with one_line_os_errors(path):
+        save_keras(classifier, path)
+    return {**summary, "files": files, "skipped": skipped}
 
 
-def _fit(classifier, task, train_data, dev_inputs, devs, settings, output_dir, verbose):
+def _fit(classifier, task, train_data, dev_inputs, devs, settings, verbose):
     """Trains `max_steps` steps (or until early stopping), scoring the first dev split every
     `eval_every` steps; leaves the classifier with the best-scoring weights. Returns the
     scores and the number of steps trained.
@@ -192,15 +213,11 @@ def _fit(classifier, task, train_data, dev_inputs, devs, settings, output_dir, v
     first = task.dev_splits[0]
     evaluation = GlueEvaluation(task, dev_inputs[first], devs[first].labels)
     monitor = f"val_{task.main_metric}"
-    checkpoint_dir = output_dir / "checkpoints"
-    best_path = checkpoint_dir / "best.weights.h5"
-    checkpoint_dir.mkdir(exist_ok=True)
+    best = _BestWeights(monitor)
     callbacks = [
         StopAtStep(settings["eval_every"], settings["max_steps"]),
         evaluation,  # before the two below: they read the val_* it adds to the logs
-        keras.callbacks.ModelCheckpoint(
-            best_path, monitor=monitor, mode="max", save_best_only=True, save_weights_only=True
-        ),
+        best,
     ]
     if settings["patience"]:
         callbacks.append(
@@ -218,12 +235,30 @@ def _fit(classifier, task, train_data, dev_inputs, devs, settings, output_dir, v
         verbose=fit_verbose,
     )
     steps_trained = int(keras.ops.convert_to_numpy(classifier.optimizer.iterations))
-    # A weights file, loaded in place: the compiled predict function is reused. (It holds the
-    # optimizer's state too, hence the step count read above.)
-    if best_path.exists():
-        classifier.load_weights(best_path)
-    shutil.rmtree(checkpoint_dir, ignore_errors=True)
+    if best.weights is not None:
+        classifier.set_weights(best.weights)
     return evaluation.history, steps_trained
+
+
+class _BestWeights(keras.callbacks.Callback):
+    """Keeps a copy of the weights at the best `monitor` so far (higher is better), in memory.
+
+    In memory rather than in a `best.weights.h5` as `ModelCheckpoint` keeps them: a run is not
+    resumed from it, and a file meant a full disk in the middle of HDF5's own writes (a
+    traceback, then a crash leaving half a file) and a `checkpoints/` folder to delete after.
+    """
+
+    def __init__(self, monitor: str):
+        super().__init__()
+        self.monitor = monitor
+        self.best = -math.inf
+        self.weights = None
+
+    def on_epoch_end(self, epoch, logs=None):
+        value = (logs or {}).get(self.monitor)
+        if value is not None and value > self.best:  # NaN never is: as ModelCheckpoint
+            self.best = value
+            self.weights = self.model.get_weights()
 
 
 def _settings(task, max_steps, batch_size, max_seq_length, learning_rate, warmup_steps,

@@ -19,7 +19,6 @@ from __future__ import annotations
 import contextlib
 import math
 import os
-import pathlib
 import time
 
 import keras
@@ -32,11 +31,18 @@ from albert_keras.squad.squad_features import make_squad_features
 from albert_keras.squad.squad_metrics import evaluate_squad
 from albert_keras.squad.squad_predictions import squad_predictions, write_squad_predictions
 from albert_keras.squad.tfds_reader import read_squad_tfds
-from albert_keras.training.model_files import find_spm_model, load_model_file, save_keras
+from albert_keras.training.model_files import (
+    check_outside,
+    find_spm_model,
+    load_model_file,
+    one_line_os_errors,
+    save_keras,
+)
 from albert_keras.training.precision import choose_precision, in_precision, loss_scaled
 from albert_keras.training.step_progress import progress_callbacks
 from albert_keras.training.strategy import get_strategy
 from pipelines import atomic_write
+from pipelines.output_folder import OutputFolder
 
 # The official learning rates (release README); every other default is shared.
 LEARNING_RATES = {"1.1": 5e-5, "2.0": 3e-5}
@@ -66,6 +72,7 @@ def finetune_squad(
     mixed_precision: str = "auto",
     seed: int = 12345,
     verbose: str | int = 0,
+    overwrite: bool = False,
 ) -> dict:
     """Fine-tunes a backbone on SQuAD, then predicts (and scores) the predict file.
 
@@ -74,7 +81,8 @@ def finetune_squad(
         train_file, predict_file: SQuAD JSON paths (`source="json"`); `train_file` may be None
             with `epochs=0` (predict only).
         model: a `.keras` path or a model with a backbone (see `finetune_glue`).
-        output_dir: path. Created if needed.
+        output_dir: path. Created if needed; new, empty or an earlier `finetune-squad` run's
+            (`pipelines.output_folder`), else refused before training.
         source: `"json"` or `"tfds"` (`squad/v1.1`, `squad/v2.0`: train and validation).
         tfds_data_dir: tfds's data folder for `source="tfds"`.
         spm_model: the SentencePiece model; default beside a `model` path.
@@ -91,6 +99,8 @@ def finetune_squad(
             `"float32"`, `"mixed_bfloat16"` or `"mixed_float16"` (see `finetune_glue`).
         seed: int. Seeds Keras (head init, dropout) and the shuffle.
         verbose: 0 is silent; otherwise one progress line in steps every ~10 s (`StepProgress`).
+        overwrite: bool. Over an earlier run with other arguments in `output_dir`, remove what
+            it wrote (and nothing else) instead of refusing.
 
     Returns:
         dict: what `metrics.json` holds.
@@ -106,6 +116,7 @@ def finetune_squad(
     learning_rate = LEARNING_RATES[version] if learning_rate is None else learning_rate
     if epochs < 0 or not 0 <= warmup_proportion <= 1:
         raise ValueError(f"epochs={epochs} must be >= 0, warmup_proportion in [0, 1]")
+    check_outside("--model", model, output_dir)
     keras.utils.set_random_seed(seed)
     train, predict = _read(version, source, train_file, predict_file, tfds_data_dir, epochs)
     spm_path = find_spm_model(model, spm_model)
@@ -115,98 +126,149 @@ def finetune_squad(
         "max_query_length": max_query_length,
     }
     predict_features = make_squad_features(predict, spm_path, **settings)
+    # Checked before training: with nothing to predict, the prediction step used to fail after
+    # the whole fine-tuning, and the model with it.
+    _check_usable(predict, predict_features, "--predict_file")
     train_features = None
     if epochs > 0:
         train_features = make_squad_features(train, spm_path, is_training=True, **settings)
-    output_dir = pathlib.Path(output_dir)
-    output_dir.mkdir(parents=True, exist_ok=True)
+        _check_usable(train, train_features, "--train_file")
+    hyperparameters = {
+        **settings,
+        "batch_size": batch_size,
+        "epochs": epochs,
+        "learning_rate": learning_rate,
+        "warmup_proportion": warmup_proportion,
+        "n_best_size": n_best_size,
+        "max_answer_length": max_answer_length,
+        "seed": seed,
+        "strategy": strategy,
+    }
+    run = {"version": version, "source": source, "train": getattr(train, "source", None),
+           "predict": predict.source, "model": _model_name(model), "spm_model": str(spm_path),
+           "head": head, "mixed_precision": mixed_precision, **hyperparameters}  # fmt: skip
 
     distribution = get_strategy(strategy)
-    with _scope(distribution):
-        loaded, backbone, model_name = load_model_file(model)
-        trained = loaded if isinstance(loaded, AlbertQuestionAnswerer) else None
-        head = head or (trained.head if trained else "simple" if version == "1.1" else "v2")
-        precision, why = choose_precision(mixed_precision, distribution)
-        print(f"mixed precision: {precision} ({why})")
-        backbone = in_precision(backbone, precision)
-        _check_compatible(backbone, max_seq_length, spm_path, predict_features)
-        answerer = AlbertQuestionAnswerer(backbone, head=head)
-        if trained is not None and trained.head == head:
-            # A fine-tuned answerer goes on with its own head (to predict, or train further).
-            answerer.set_weights(trained.get_weights())
-            print(f"{model_name}: its trained {head} head kept")
-        elif trained is not None:
-            print(f"{model_name}: its {trained.head} head dropped for a new {head} head")
-        steps = 0
+    with OutputFolder(output_dir, "albert-keras finetune-squad", run, overwrite=overwrite) as out:
+        with _scope(distribution):
+            loaded, backbone, model_name = load_model_file(model)
+            trained = loaded if isinstance(loaded, AlbertQuestionAnswerer) else None
+            head = head or (trained.head if trained else "simple" if version == "1.1" else "v2")
+            precision, why = choose_precision(mixed_precision, distribution)
+            print(f"mixed precision: {precision} ({why})")
+            backbone = in_precision(backbone, precision)
+            _check_compatible(backbone, max_seq_length, spm_path, predict_features)
+            answerer = AlbertQuestionAnswerer(backbone, head=head)
+            if trained is not None and trained.head == head:
+                # A fine-tuned answerer goes on with its own head (to predict, or train further).
+                answerer.set_weights(trained.get_weights())
+                print(f"{model_name}: its trained {head} head kept")
+            elif trained is not None:
+                print(f"{model_name}: its {trained.head} head dropped for a new {head} head")
+        steps, history = 0, {}
         if train_features is not None:
-            steps_per_epoch = len(train_features) // batch_size
-            steps = max(1, math.ceil(epochs * steps_per_epoch))
-            schedule = WarmupLinearDecay(learning_rate, round(warmup_proportion * steps), steps)
-            optimizer = AdamWeightDecay(learning_rate=schedule)
-            answerer.compile(optimizer=loss_scaled(optimizer, precision))
-    history = {}
-    if train_features is not None:
-        data = squad_dataset(train_features, batch_size, training=True, seed=seed).repeat()
-        fit_verbose, progress = progress_callbacks(verbose, steps)
-        fitted = answerer.fit(
-            data,
-            steps_per_epoch=min(steps, steps_per_epoch),
-            epochs=math.ceil(steps / min(steps, steps_per_epoch)),
-            verbose=fit_verbose,
-            callbacks=progress,
+            steps, history = _train(
+                answerer, distribution, train_features, hyperparameters, precision, verbose
+            )
+        # Saved before predicting: whatever happens next, the fine-tuning is not lost.
+        model_path = out.claim("model.keras")
+        with one_line_os_errors(model_path):
+            save_keras(answerer, model_path)
+        summary = {"version": version, "head": head, "predict_examples": len(predict)}
+        files = _predict_and_score(
+            out, answerer, version, predict, predict_features, hyperparameters, summary
         )
-        history = {key: [float(v) for v in values] for key, values in fitted.history.items()}
-    outputs = answerer.predict(squad_dataset(predict_features, max(batch_size, 8)), verbose=0)
-    result = squad_predictions(
-        predict_features, outputs, n_best_size=n_best_size, max_answer_length=max_answer_length
+        summary.update(
+            {
+                "train_examples": len(train) if train is not None else 0,
+                "train_features": len(train_features) if train_features is not None else 0,
+                "predict_features": len(predict_features),
+                "skipped": {"train": getattr(train, "skipped", {}), "predict": predict.skipped},
+                "steps": steps,
+                "history": history,
+                "hyperparameters": hyperparameters,
+                "model": model_name,
+                "spm_model": str(spm_path),
+                "files": [*files, "model.keras"],
+                "wall_seconds": round(time.time() - started, 1),
+            }
+        )
+        metrics_path = out.claim("metrics.json")
+        with one_line_os_errors(metrics_path):
+            atomic_write.write_json(metrics_path, summary)
+    return summary
+
+
+def _train(answerer, distribution, features, hyperparameters, precision, verbose):
+    """Compiles `answerer` (under `distribution`) and fits it; returns (steps, history)."""
+    batch_size, epochs = hyperparameters["batch_size"], hyperparameters["epochs"]
+    steps_per_epoch = len(features) // batch_size
+    steps = max(1, math.ceil(epochs * steps_per_epoch))
+    with _scope(distribution):
+        schedule = WarmupLinearDecay(
+            hyperparameters["learning_rate"],
+            round(hyperparameters["warmup_proportion"] * steps),
+            steps,
+        )
+        optimizer = AdamWeightDecay(learning_rate=schedule)
+        answerer.compile(optimizer=loss_scaled(optimizer, precision))
+    data = squad_dataset(features, batch_size, training=True, seed=hyperparameters["seed"])
+    fit_verbose, progress = progress_callbacks(verbose, steps)
+    fitted = answerer.fit(
+        data.repeat(),
+        steps_per_epoch=min(steps, steps_per_epoch),
+        epochs=math.ceil(steps / min(steps, steps_per_epoch)),
+        verbose=fit_verbose,
+        callbacks=progress,
     )
-    summary = {"version": version, "head": head, "predict_examples": len(predict)}
+    return steps, {key: [float(v) for v in values] for key, values in fitted.history.items()}
+
+
+def _predict_and_score(out, answerer, version, predict, features, hyperparameters, summary):
+    """Predicts `predict`, writes the prediction files (claimed in `out`) and, when the file
+    has answers, puts the official scores and the null threshold in `summary`; returns the
+    names written."""
+    outputs = answerer.predict(
+        squad_dataset(features, max(hyperparameters["batch_size"], 8)), verbose=0
+    )
+    result = squad_predictions(
+        features,
+        outputs,
+        n_best_size=hyperparameters["n_best_size"],
+        max_answer_length=hyperparameters["max_answer_length"],
+    )
     threshold, has_gold = None, any(example.answers for example in predict)
     dataset = _articles(predict) if has_gold else None
-    if version == "2.0":
-        if has_gold:
-            # The threshold that maximizes dev F1 (official `evaluate_v2`), then the answers.
-            threshold = _dev_threshold(dataset, result)
-        answers = result.answers(threshold)
-        files = write_squad_predictions(output_dir, answers, result.null_odds, result.nbest)
-    else:
-        answers = result.answers()
-        files = write_squad_predictions(output_dir, answers, None, result.nbest)
+    if version == "2.0" and has_gold:
+        # The threshold that maximizes dev F1 (official `evaluate_v2`), then the answers.
+        threshold = _dev_threshold(dataset, result)
+    answers = result.answers(threshold) if version == "2.0" else result.answers()
+    null_odds = result.null_odds if version == "2.0" else None
+    for name in ("predictions.json", "null_odds.json", "nbest_predictions.json"):
+        out.claim(name)
+    with one_line_os_errors(out.path):
+        files = write_squad_predictions(out.path, answers, null_odds, result.nbest)
     if has_gold:
-        summary["metrics"] = evaluate_squad(
-            dataset, answers, result.null_odds if version == "2.0" else None
-        )
+        summary["metrics"] = evaluate_squad(dataset, answers, null_odds)
         if version == "2.0":  # the spans alone: every question answered (HasAns_* = span skill)
             summary["metrics_always_answering"] = evaluate_squad(dataset, result.answers())
-    save_keras(answerer, output_dir / "model.keras")
-    summary.update(
-        {
-            "null_threshold": threshold,
-            "train_examples": len(train) if train is not None else 0,
-            "train_features": len(train_features) if train_features is not None else 0,
-            "predict_features": len(predict_features),
-            "skipped": {"train": getattr(train, "skipped", {}), "predict": predict.skipped},
-            "steps": steps,
-            "history": history,
-            "hyperparameters": {
-                **settings,
-                "batch_size": batch_size,
-                "epochs": epochs,
-                "learning_rate": learning_rate,
-                "warmup_proportion": warmup_proportion,
-                "n_best_size": n_best_size,
-                "max_answer_length": max_answer_length,
-                "seed": seed,
-                "strategy": strategy,
-            },
-            "model": model_name,
-            "spm_model": str(spm_path),
-            "files": [*files, "model.keras"],
-            "wall_seconds": round(time.time() - started, 1),
-        }
+    summary["null_threshold"] = threshold
+    return files
+
+
+def _check_usable(examples, features, flag: str) -> None:
+    """One line naming the file when it gives no question to train on or predict."""
+    if len(examples) and len(features):
+        return
+    skipped = "; ".join(f"{reason}: {n}" for reason, n in examples.skipped.items())
+    raise ValueError(
+        f"{flag} {examples.source}: no usable question ({len(examples)} read, "
+        f"{len(features)} features{'; skipped ' + skipped if skipped else ''})"
     )
-    atomic_write.write_json(output_dir / "metrics.json", summary)
-    return summary
+
+
+def _model_name(model) -> str:
+    return type(model).__name__ if isinstance(model, keras.Model) else str(model)
 
 
 def _read(version, source, train_file, predict_file, data_dir, epochs):

@@ -1,7 +1,10 @@
 """A fine-tuning job's model files: the `.keras` it starts from, the SentencePiece model beside
 it, and the `.keras` it writes (`load_model_file`, `load_keras_file`, `find_spm_model`,
-`save_keras`)."""
+`save_keras`); `check_outside`: an input never lies in the folder a job writes; and
+`one_line_os_errors`: a full disk is one line naming the file."""
 
+import contextlib
+import os
 import pathlib
 import zipfile
 
@@ -9,6 +12,7 @@ import keras
 
 from albert_keras.models import AlbertBackbone
 from pipelines import atomic_write
+from pipelines.output_folder import OutputFolderError, os_error_line
 
 
 def load_model_file(model) -> tuple[keras.Model, AlbertBackbone, str]:
@@ -93,3 +97,55 @@ def save_keras(model: keras.Model, path) -> None:
     """Saves `model` under a temporary name, then renames it: `path` is never half-written."""
     with atomic_write.atomic_path(path) as temporary:
         model.save(temporary)
+
+
+def check_outside(flag: str, path, output_dir) -> None:
+    """Refuses, in one line, an input file or folder that lies inside `output_dir`.
+
+    A job's `--overwrite` removes what it wrote before in its output folder, and a rerun
+    replaces its outputs: the model it starts from must not be one of them (`finetune-glue
+    --model run/model.keras --output_dir run/` used to overwrite the pretrained model).
+
+    Args:
+        flag: str. The input's flag, for the message (`"--model"`).
+        path: the input (a local path; release names and URLs, which are not, pass), or None.
+        output_dir: the job's output folder.
+
+    Example:
+    >>> check_outside("--model", "run/model.keras", "finetuned/")
+    >>> check_outside("--model", "run/model.keras", "run")
+    Traceback (most recent call last):
+    ...
+    ValueError: --model run/model.keras lies inside --output_dir run: choose another output folder
+    """
+    if path is None or isinstance(path, keras.Model) or "://" in str(path):
+        return
+    inside = os.path.realpath(path)
+    folder = os.path.realpath(output_dir)
+    if inside == folder or inside.startswith(folder.rstrip(os.sep) + os.sep):
+        raise ValueError(
+            f"{flag} {path} lies inside --output_dir {output_dir}: choose another output folder"
+        )
+
+
+@contextlib.contextmanager
+def one_line_os_errors(path):
+    """Turns an `OSError` met while writing `path` (a full disk, no permission) into an
+    `OutputFolderError`: one line naming the path, which the command line prints (exit 2).
+
+    Example:
+    >>> import errno
+    >>> with one_line_os_errors("run/model.keras"):
+    ...     raise OSError(errno.ENOSPC, "No space left on device")
+    Traceback (most recent call last):
+    ...
+    pipelines.output_folder.OutputFolderError: run/model.keras: no space left on the device; ...
+    """
+    try:
+        yield
+    except OSError as error:
+        name = getattr(error, "filename", None)
+        if name and atomic_write.is_temporary_name(os.path.basename(os.fsdecode(name))):
+            # The atomic writer's temporary is gone already: name the file the user asked for.
+            error = OSError(error.errno, error.strerror)
+        raise OutputFolderError(os_error_line(error, path)) from None

@@ -8,12 +8,13 @@ import keras
 
 from albert_keras.training.fit_timer import FitTimer
 from albert_keras.training.flag_checks import check_positive
-from albert_keras.training.model_files import save_keras
-from albert_keras.training.step_checkpoint import StepCheckpoint
+from albert_keras.training.model_files import one_line_os_errors, save_keras
+from albert_keras.training.step_checkpoint import StepCheckpoint, remove_stale_temporaries
 from albert_keras.training.step_progress import progress_callbacks
 from albert_keras.training.step_tensor_board import tensorboard_callbacks
 from albert_keras.training.stop_at_step import StopAtStep
 from pipelines import atomic_write
+from pipelines.output_folder import OutputFolder
 
 CHECKPOINT_DIR = "checkpoints"
 
@@ -29,8 +30,10 @@ class PeriodicTraining:
     notebook.
 
     Args:
-        output_dir: str. Gets `checkpoints/` and `logs/` (TensorBoard) now, and whatever
-            `save_model` and `write_summary` write at the end.
+        output_dir: str, or the `OutputFolder` the job opened (then every entry written is
+            claimed in its manifest, and stale temporaries of killed runs are removed). Gets
+            `checkpoints/` and `logs/` (TensorBoard) now, and whatever `save_model` and
+            `write_summary` write at the end.
         run_config: dict (JSON-able). What a resumed run must share with the run it continues;
             a checkpoint saved with another is refused.
         max_steps: int. Optimizer updates in all.
@@ -56,7 +59,7 @@ class PeriodicTraining:
 
     def __init__(
         self,
-        output_dir: str,
+        output_dir: str | OutputFolder,
         run_config: dict,
         *,
         max_steps: int,
@@ -64,13 +67,16 @@ class PeriodicTraining:
         gradient_accumulation_steps: int = 1,
     ):
         check_positive(max_steps=max_steps, checkpoint_every=checkpoint_every)
-        self.output_dir = output_dir
+        self.folder = output_dir if isinstance(output_dir, OutputFolder) else None
+        self.output_dir = self.folder.path if self.folder else output_dir
+        if self.folder:  # the folder is locked: no other run is writing there
+            remove_stale_temporaries(self.output_dir)
         self.run_config = run_config
         self.max_steps = max_steps
         self.checkpoint_every = checkpoint_every
         self.accumulate = gradient_accumulation_steps
         self.checkpoint = StepCheckpoint(
-            os.path.join(output_dir, CHECKPOINT_DIR), run_config, checkpoint_every, max_steps
+            self.path(CHECKPOINT_DIR), run_config, checkpoint_every, max_steps
         )
         self.timer = FitTimer()
         self.initial_step = 0
@@ -102,9 +108,7 @@ class PeriodicTraining:
             StopAtStep(self.checkpoint_every * accumulate, self.max_steps * accumulate),
             self.checkpoint,
             self.timer,
-            *tensorboard_callbacks(
-                os.path.join(self.output_dir, "logs"), self.checkpoint_every, self.max_steps
-            ),
+            *tensorboard_callbacks(self.path("logs"), self.checkpoint_every, self.max_steps),
             *progress,
         ]
         try:
@@ -121,11 +125,18 @@ class PeriodicTraining:
             reason = error.message.strip().splitlines()[0]
             raise ValueError(f"--records: unreadable record ({reason})") from None
 
+    def path(self, *names: str) -> str:
+        """`output_dir/names...`, claimed in the output folder's manifest when there is one."""
+        if self.folder:
+            return self.folder.claim(*names)
+        return os.path.join(self.output_dir, *names)
+
     def save_model(self, model: keras.Model, name: str) -> str:
         """Saves `model` as `output_dir/name` atomically (a kill leaves no half-written file)."""
-        os.makedirs(self.output_dir, exist_ok=True)
-        path = os.path.join(self.output_dir, name)
-        save_keras(model, path)
+        path = self.path(name)
+        with one_line_os_errors(path):
+            os.makedirs(self.output_dir, exist_ok=True)
+            save_keras(model, path)
         return path
 
     def save_pretrainer(self, pretrainer: keras.Model, spm_model: str | None = None) -> None:
@@ -134,9 +145,9 @@ class PeriodicTraining:
         self.save_model(pretrainer, "model.keras")
         self.save_model(pretrainer.backbone, "backbone.keras")
         if spm_model:
-            atomic_write.copy_file(
-                spm_model, os.path.join(self.output_dir, os.path.basename(spm_model))
-            )
+            path = self.path(os.path.basename(spm_model))
+            with one_line_os_errors(path):
+                atomic_write.copy_file(spm_model, path)
 
     def summary(self, tokens_per_batch: int, **settings) -> dict:
         """The run's config (`run_config` and `settings`), steps, per-period history,
@@ -155,4 +166,6 @@ class PeriodicTraining:
 
     def write_summary(self, summary: dict) -> None:
         """Writes `output_dir/summary.json` atomically."""
-        atomic_write.write_json(os.path.join(self.output_dir, "summary.json"), summary)
+        path = self.path("summary.json")
+        with one_line_os_errors(path):
+            atomic_write.write_json(path, summary)

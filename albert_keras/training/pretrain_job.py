@@ -25,9 +25,11 @@ from albert_keras.training.init_from import (
     initialize_from,
     load_init_source,
 )
+from albert_keras.training.model_files import check_outside
 from albert_keras.training.periodic_training import PeriodicTraining
 from albert_keras.training.precision import loss_scaled
 from albert_keras.training.record_inputs import RecordInputs
+from pipelines.output_folder import OutputFolder
 from pipelines.tokenization import spm_vocabulary_size
 
 # The official run: 3,125 warmup steps of 125,000.
@@ -60,6 +62,7 @@ def pretrain(
     verbose: str | int = "auto",
     init_from: str | None = None,
     gradient_accumulation_steps: int = 1,
+    overwrite: bool = False,
 ) -> dict:
     """Pretrains an `AlbertPretrainer` on TFRecords; returns (and writes) the run's summary.
 
@@ -68,7 +71,8 @@ def pretrain(
         output_dir: str. A local directory; gets `model.keras`, `backbone.keras`,
             `summary.json`, `checkpoints/`, `logs/` (TensorBoard) and the SentencePiece model if
             `spm_model` is given. Running again with the same arguments resumes from
-            `checkpoints/`.
+            `checkpoints/`. The folder must be new, empty or this command's own
+            (`pipelines.output_folder`): another run's, with other arguments, is refused.
         preset: str. An `AlbertBackbone` preset.
         config: dict. Backbone arguments overriding the preset's (e.g. `{"num_layers": 2}`).
         sentence_objective: `"sop"`, `"nsp"` or `None`.
@@ -99,6 +103,8 @@ def pretrain(
             (Keras's optimizer accumulation; LAMB's trust ratio sees the accumulated gradient),
             so the paper's batch of 4096 fits on one device. `max_steps`, `checkpoint_every`
             and the learning-rate schedule stay in updates.
+        overwrite: bool. Over an earlier run with other arguments in `output_dir`, remove what
+            that run wrote (and nothing else) and start anew, instead of refusing.
 
     Example:
     >>> tiny = {"vocabulary_size": 50, "num_layers": 2, "num_heads": 2, "embedding_dim": 8,
@@ -108,7 +114,8 @@ def pretrain(
     mixed precision: ...
     pretraining steps 1..4 on 2 file(s) (new run): ...
     >>> summary["train"]["mlm_loss"] < 10, sorted(os.listdir("run"))
-    (True, ['backbone.keras', 'checkpoints', 'logs', 'model.keras', 'summary.json'])
+    (True, ['.albert-keras.json', 'backbone.keras', 'checkpoints', 'logs', 'model.keras',
+            'summary.json'])
     """
     check_positive(
         batch_size=batch_size,
@@ -118,6 +125,7 @@ def pretrain(
     )
     if spm_model and not os.path.isfile(spm_model):
         raise FileNotFoundError(f"--spm_model {spm_model}: no such file")
+    check_outside("--init_from", init_from, output_dir)
     inputs = RecordInputs(
         records,
         eval_records,
@@ -169,60 +177,65 @@ def pretrain(
     inputs.check_token_ids(vocabulary, source, spm_model)
     # Before anything random is built: tf.data shuffles mix their seed with TF's global one.
     keras.utils.set_random_seed(seed)
-    training = PeriodicTraining(
-        output_dir,
-        run_config,
-        max_steps=max_steps,
-        checkpoint_every=checkpoint_every,
-        gradient_accumulation_steps=accumulate,
-    )
-    # Built before the model: the reader checks every file's first record, so bad input fails
-    # in seconds, not after the model is built.
-    train_data = inputs.train_data(
-        micro_batch,
-        seed=seed,
-        start_step=training.saved_step() * accumulate,
-        dynamic_masking=dynamic_masking,
-        vocabulary_size=vocabulary,
-    )
-    eval_data, eval_steps = inputs.eval_data(micro_batch, eval_steps)
+    # The folder is checked and locked before anything is written; equal run configs resume.
+    inputs_used = {"records": records, "eval_records": eval_records, "spm_model": spm_model}
+    with OutputFolder(
+        output_dir, "albert-keras pretrain", run_config, inputs=inputs_used, overwrite=overwrite
+    ) as folder:
+        training = PeriodicTraining(
+            folder,
+            run_config,
+            max_steps=max_steps,
+            checkpoint_every=checkpoint_every,
+            gradient_accumulation_steps=accumulate,
+        )
+        # Built before the model: the reader checks every file's first record, so bad input
+        # fails in seconds, not after the model is built.
+        train_data = inputs.train_data(
+            micro_batch,
+            seed=seed,
+            start_step=training.saved_step() * accumulate,
+            dynamic_masking=dynamic_masking,
+            vocabulary_size=vocabulary,
+        )
+        eval_data, eval_steps = inputs.eval_data(micro_batch, eval_steps)
 
-    with strategies.scope(distribution):
-        pretrainer = _build_pretrainer(run_config, use_xla, steps_per_execution)
-        if init:
-            print(initialize_from(pretrainer, *init, init_from))
-        initial_step = training.restore(pretrainer)
-        if initial_step < max_steps:
-            print(
-                f"pretraining steps {initial_step + 1}..{max_steps} on {len(inputs.files)} "
-                f"file(s) ({'resumed' if initial_step else 'new run'}): "
-                f"{strategies.describe(distribution)}, {run_config['mixed_precision']}, "
-                f"jit_compile={use_xla}"
-            )
-        training.fit(pretrainer, train_data, verbose)
-        eval_logs = {}
-        if eval_data is not None:
-            eval_logs = pretrainer.evaluate(
-                eval_data, steps=eval_steps, return_dict=True, verbose=0
-            )
-            eval_logs = {k: float(v) for k, v in eval_logs.items()}
+        with strategies.scope(distribution):
+            pretrainer = _build_pretrainer(run_config, use_xla, steps_per_execution)
+            if init:
+                print(initialize_from(pretrainer, *init, init_from))
+            initial_step = training.restore(pretrainer)
+            if initial_step < max_steps:
+                print(
+                    f"pretraining steps {initial_step + 1}..{max_steps} on {len(inputs.files)} "
+                    f"file(s) ({'resumed' if initial_step else 'new run'}): "
+                    f"{strategies.describe(distribution)}, {run_config['mixed_precision']}, "
+                    f"jit_compile={use_xla}"
+                )
+            training.fit(pretrainer, train_data, verbose)
+            eval_logs = {}
+            if eval_data is not None:
+                eval_logs = pretrainer.evaluate(
+                    eval_data, steps=eval_steps, return_dict=True, verbose=0
+                )
+                eval_logs = {k: float(v) for k, v in eval_logs.items()}
 
-    training.save_pretrainer(pretrainer, spm_model)
-    summary = {
-        **training.summary(
-            micro_batch * seq_length,
-            **inputs.description(),
-            jit_compile=use_xla,
-            steps_per_execution=steps_per_execution,
-            spm_model=spm_model,
-        ),
-        "distribution": strategies.describe(distribution),
-        "parameters": int(pretrainer.backbone.count_params()),
-        "eval": eval_logs,
-        "eval_examples": eval_steps * micro_batch,
-    }
-    training.write_summary(summary)
-    return summary
+        training.save_pretrainer(pretrainer, spm_model)
+        summary = {
+            **training.summary(
+                micro_batch * seq_length,
+                **inputs.description(),
+                jit_compile=use_xla,
+                steps_per_execution=steps_per_execution,
+                spm_model=spm_model,
+            ),
+            "distribution": strategies.describe(distribution),
+            "parameters": int(pretrainer.backbone.count_params()),
+            "eval": eval_logs,
+            "eval_examples": eval_steps * micro_batch,
+        }
+        training.write_summary(summary)
+        return summary
 
 
 # === Training ===

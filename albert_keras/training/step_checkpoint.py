@@ -12,6 +12,7 @@ import zlib
 import keras
 import numpy as np
 
+from albert_keras.training.model_files import one_line_os_errors
 from pipelines import atomic_write
 
 STATE_FILE = "checkpoint.json"
@@ -72,6 +73,7 @@ class StepCheckpoint(keras.callbacks.Callback):
         before the step to resume from is decided.
         """
         if self._loaded is None:
+            remove_stale_temporaries(self.directory)
             self._loaded = self._load_newest()
         if self._loaded is None:
             return None
@@ -142,28 +144,26 @@ class StepCheckpoint(keras.callbacks.Callback):
 
     def on_epoch_end(self, epoch, logs=None):
         step = min((epoch + 1) * self.steps_per_epoch, self.max_steps)
-        os.makedirs(self.directory, exist_ok=True)
         name = f"ckpt-{step}.npz"
+        path = os.path.join(self.directory, name)
         values = {
             f"v{i}": keras.ops.convert_to_numpy(v)
             for i, v in enumerate(_state_variables(self.model))
         }
-        path = os.path.join(self.directory, name)
-        with atomic_write.atomic_path(path) as temporary, open(temporary, "wb") as f:
-            np.savez(f, **values)
-            f.flush()
-            os.fsync(f.fileno())
-        self.history.append({"step": step, **{k: float(v) for k, v in (logs or {}).items()}})
-        state = {
-            "step": step,
-            "file": name,
-            "run_config": self.run_config,
-            "history": self.history,
-        }
-        atomic_write.write_json(
-            os.path.join(self.directory, f"ckpt-{step}.json"), state, fsync=True
-        )
-        atomic_write.write_json(self.state_path, state, fsync=True)
+        history = [*self.history, {"step": step, **{k: float(v) for k, v in (logs or {}).items()}}]
+        state = {"step": step, "file": name, "run_config": self.run_config, "history": history}
+        # A full disk is one line: the temporaries are gone, the last committed checkpoint whole.
+        with one_line_os_errors(path):
+            os.makedirs(self.directory, exist_ok=True)
+            with atomic_write.atomic_path(path) as temporary, open(temporary, "wb") as f:
+                np.savez(f, **values)
+                f.flush()
+                os.fsync(f.fileno())
+            atomic_write.write_json(
+                os.path.join(self.directory, f"ckpt-{step}.json"), state, fsync=True
+            )
+            atomic_write.write_json(self.state_path, state, fsync=True)
+        self.history = history
         # Keep this checkpoint and the one before (the fallback if this one is damaged later).
         keep = sorted(s for s in _saved_steps(self.directory) if s <= step)[-2:]
         for old in os.listdir(self.directory):
@@ -172,6 +172,60 @@ class StepCheckpoint(keras.callbacks.Callback):
                 os.remove(os.path.join(self.directory, old))
 
 
+def remove_stale_temporaries(folder: str) -> list[str]:
+    """Removes the atomic writer's temporaries in `folder` whose writer is no longer running.
+
+    A `kill -9` in the middle of a save leaves its `.ckpt-N.tmp-PID.npz` (or `.model.tmp-PID
+    .keras`) behind; its PID names the writer, so one whose process is gone is garbage. Those of
+    a live process (another run, or this one) are left alone.
+
+    Args:
+        folder: str. The folder to clean (missing: nothing to do).
+
+    Returns:
+        The names removed.
+
+    Example:
+    >>> import tempfile
+    >>> folder = tempfile.mkdtemp()
+    >>> for pid in (os.getpid(), 2**22 + 1):  # this process, and one above Linux's PID limit
+    ...     _ = open(os.path.join(folder, f".ckpt-5.tmp-{pid}.npz"), "w").write("half")
+    >>> remove_stale_temporaries(folder)
+    ['.ckpt-5.tmp-4194305.npz']
+    """
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return []
+    removed = []
+    for name in names:
+        match = _TEMPORARY_PID.fullmatch(name)
+        if match and atomic_write.is_temporary_name(name) and not _running(int(match.group(1))):
+            try:
+                os.remove(os.path.join(folder, name))
+            except IsADirectoryError:
+                continue
+            except FileNotFoundError:
+                pass
+            removed.append(name)
+    return removed
+
+
+def _running(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's live process
+        return True
+    except OverflowError:
+        return False
+    return True
+
+
+_TEMPORARY_PID = re.compile(r"\..*\.tmp-([0-9]+)(?:\.[^.]*)?")
 _CHECKPOINT_FILE = re.compile(r"ckpt-(\d+)\.(?:npz|json)")
 
 
