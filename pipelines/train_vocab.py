@@ -4,7 +4,9 @@
         --output_prefix out/spm [--lower_case] [--input_sentence_size N] [--seed S]
 
 Writes `out/spm.model`, `out/spm.vocab` and `out/spm.summary.json`, each to a temporary name
-first, then renamed, so a crash never leaves a half-written model under the final name.
+first, then renamed, so a crash never leaves a half-written model under the final name. The
+folder may hold a user's other files: the command refuses to replace an existing output unless
+`--overwrite`, and a write that fails (a full disk) is one line naming the file, not the input.
 
 The trainer flags are those of the ALBERT release (its README's `spm_train` line): `<pad>`=0,
 `<unk>`=1, `[CLS]`=2, `[SEP]`=3, `[MASK]`=4 (control symbols), no BOS/EOS, the user-defined
@@ -20,6 +22,7 @@ an uncased vocabulary from its pieces, and the summary records `lower_case` too.
 from __future__ import annotations
 
 import argparse
+import io
 import itertools
 import os
 import sys
@@ -31,6 +34,7 @@ import sentencepiece as spm
 
 from pipelines import atomic_write
 from pipelines.documents import INPUT_FORMATS, iter_file_documents, list_input_files
+from pipelines.output_folder import check_new_file, os_error_line
 from pipelines.read_stats import ReadStats
 from pipelines.sentencepiece_proto import sentencepiece_model_pb2
 from pipelines.special_tokens import SPECIAL_PIECES
@@ -102,46 +106,13 @@ def train_vocab(
     if not sample:
         skipped = stats.to_dict()["skipped"]
         raise ValueError(f"no sentences to train on in {file_patterns!r} (skipped: {skipped})")
-    # Both files under one temporary prefix (the temporary names keep their suffixes), renamed
-    # into place together once SentencePiece is done; removed if it fails.
-    model_path, vocab_path = f"{output_prefix}.model", f"{output_prefix}.vocab"
-    with (
-        atomic_write.atomic_path(model_path) as temporary_model,
-        atomic_write.atomic_path(vocab_path),
-    ):
-        temp_prefix = temporary_model.removesuffix(".model")
-        try:
-            spm.SentencePieceTrainer.train(
-                sentence_iterator=iter(sample),
-                model_prefix=temp_prefix,
-                model_type="unigram",
-                vocab_size=vocab_size,
-                character_coverage=character_coverage,
-                normalization_rule_name="nmt_nfkc",
-                pad_id=0,
-                unk_id=1,
-                bos_id=-1,
-                eos_id=-1,
-                control_symbols=[SPECIAL_PIECES[i] for i in (2, 3, 4)],
-                user_defined_symbols=USER_DEFINED_SYMBOLS,
-                input_sentence_size=0,  # sampled above
-                max_sentence_length=MAX_SENTENCE_BYTES,
-                hard_vocab_limit=hard_vocab_limit,
-                num_threads=num_threads,
-                minloglevel=0 if verbose else 2,
-            )
-        except RuntimeError as error:
-            # Keep SentencePiece's message on one line, from its useful part on ("Vocabulary size
-            # too high (30000). Please set it to a value <= 26456.").
-            message = " ".join(str(error).split())
-            if "Vocabulary size too high" in message:
-                message = message[message.index("Vocabulary size too high") :]
-                message += " Or pass --allow_smaller_vocab (hard_vocab_limit=False)."
-            raise ValueError(
-                f"SentencePiece could not train on {file_patterns!r}: {message}"
-            ) from None
-        _set_model_prefix(f"{temp_prefix}.model", output_prefix)
-        special_ids = read_special_ids(f"{temp_prefix}.model")
+    # SentencePiece hands the model back instead of writing it: both files are written here,
+    # atomically, so a failed write is an OSError naming the file (a full disk, no permission).
+    model = _train(sample, file_patterns, vocab_size, character_coverage, hard_vocab_limit,
+                   num_threads, verbose)  # fmt: skip
+    model.trainer_spec.model_prefix = output_prefix  # the final name: a rerun is byte-identical
+    special_ids = _special_ids(model.SerializeToString(), f"{output_prefix}.model")
+    _write_outputs(output_prefix, model)
     summary = {
         "model": f"{output_prefix}.model",
         "vocab": f"{output_prefix}.vocab",
@@ -206,7 +177,12 @@ def read_special_ids(model_file: str) -> dict[str, int]:
     >>> read_special_ids("spm.model")
     {'<pad>': 0, '<unk>': 1, '[CLS]': 2, '[SEP]': 3, '[MASK]': 4}
     """
-    processor = spm.SentencePieceProcessor(model_file=model_file)
+    with open(model_file, "rb") as file:
+        return _special_ids(file.read(), model_file)
+
+
+def _special_ids(model_bytes: bytes, model_file: str) -> dict[str, int]:
+    processor = spm.SentencePieceProcessor(model_proto=model_bytes)
     ids = {piece: processor.piece_to_id(piece) for piece in SPECIAL_PIECES.values()}
     # piece_to_id answers unk_id for an unknown piece, so compare with the expected layout.
     expected = {piece: i for i, piece in SPECIAL_PIECES.items()}
@@ -215,15 +191,67 @@ def read_special_ids(model_file: str) -> dict[str, int]:
     return ids
 
 
-def _set_model_prefix(model_file: str, model_prefix: str) -> None:
-    # SentencePiece stores the prefix it wrote to (our temporary, per-process name) in the
-    # model; the final name instead keeps a rerun's model byte-identical.
-    model = sentencepiece_model_pb2.ModelProto()
-    with open(model_file, "rb") as f:
-        model.ParseFromString(f.read())
-    model.trainer_spec.model_prefix = model_prefix
-    with open(model_file, "wb") as f:
-        f.write(model.SerializeToString())
+def _train(
+    sample, file_patterns, vocab_size, character_coverage, hard_vocab_limit, num_threads, verbose
+):  # fmt: skip
+    """SentencePiece's trainer with the release's flags; returns the `ModelProto`."""
+    model_bytes = io.BytesIO()
+    try:
+        spm.SentencePieceTrainer.train(
+            sentence_iterator=iter(sample),
+            model_writer=model_bytes,
+            model_type="unigram",
+            vocab_size=vocab_size,
+            character_coverage=character_coverage,
+            normalization_rule_name="nmt_nfkc",
+            pad_id=0,
+            unk_id=1,
+            bos_id=-1,
+            eos_id=-1,
+            control_symbols=[SPECIAL_PIECES[i] for i in (2, 3, 4)],
+            user_defined_symbols=USER_DEFINED_SYMBOLS,
+            input_sentence_size=0,  # sampled above
+            max_sentence_length=MAX_SENTENCE_BYTES,
+            hard_vocab_limit=hard_vocab_limit,
+            num_threads=num_threads,
+            minloglevel=0 if verbose else 2,
+        )
+    except RuntimeError as error:
+        # Keep SentencePiece's message on one line, from its useful part on ("Vocabulary size
+        # too high (30000). Please set it to a value <= 26456.").
+        message = " ".join(str(error).split())
+        if "Vocabulary size too high" in message:
+            message = message[message.index("Vocabulary size too high") :]
+            message += " Or pass --allow_smaller_vocab (hard_vocab_limit=False)."
+        raise ValueError(f"SentencePiece could not train on {file_patterns!r}: {message}") from None
+    return sentencepiece_model_pb2.ModelProto.FromString(model_bytes.getvalue())
+
+
+def _write_outputs(output_prefix: str, model) -> None:
+    """`PREFIX.model` and `PREFIX.vocab` (SentencePiece's layout: piece, tab, score), both
+    under temporary names first and renamed together; an OSError names the final file."""
+    model_path, vocab_path = f"{output_prefix}.model", f"{output_prefix}.vocab"
+    # `{score:g}` is C++'s `ostream << float` (6 significant digits), as spm_train writes it.
+    vocab = "".join(f"{piece.piece}\t{piece.score:g}\n" for piece in model.pieces)
+    try:
+        with (
+            atomic_write.atomic_path(model_path) as temporary_model,
+            atomic_write.atomic_path(vocab_path) as temporary_vocab,
+        ):
+            _write_file(temporary_model, model_path, model.SerializeToString())
+            _write_file(temporary_vocab, vocab_path, vocab.encode("utf-8"))
+    except OSError as error:
+        if error.filename not in (model_path, vocab_path):  # a rename, or the folder
+            raise OSError(error.errno, error.strerror, model_path) from None
+        raise
+
+
+def _write_file(temporary: str, final: str, data: bytes) -> None:
+    try:
+        with open(temporary, "wb") as file:
+            file.write(data)
+    except OSError as error:  # a failed write() names no file: name the one we make
+        raise OSError(error.errno, error.strerror, final) from None
 
 
 def _iter_sentences(
@@ -253,7 +281,15 @@ def _iter_all_documents(
 
 
 def _write_json_atomically(path: str, data: dict) -> None:
-    atomic_write.write_json(path, data, indent=1, ensure_ascii=False)
+    try:
+        atomic_write.write_json(path, data, indent=1, ensure_ascii=False)
+    except OSError as error:  # named by its final name, not the temporary one
+        raise OSError(error.errno, error.strerror, path) from None
+
+
+def output_files(output_prefix: str) -> list[str]:
+    """The files `train_vocab` writes for `output_prefix`."""
+    return [f"{output_prefix}{suffix}" for suffix in (".model", ".vocab", ".summary.json")]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -280,12 +316,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--num_threads", type=int, default=16)
     parser.add_argument("--quiet", action="store_true", help="no progress output")
+    parser.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace PREFIX.model/.vocab/.summary.json if they exist (refused by default)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
-    """Runs the command; returns the exit status (2 with a one-line reason on bad input, as
-    every other command)."""
+    """Runs the command; returns the exit status (2 with a one-line reason on bad input, an
+    existing output without `--overwrite`, or a failed write such as a full disk)."""
     try:
+        for path in output_files(args.output_prefix):
+            check_new_file(path, overwrite=args.overwrite)
         summary = train_vocab(
             args.input,
             args.output_prefix,
@@ -301,6 +344,9 @@ def run(args: argparse.Namespace) -> int:
         )
     except (FileNotFoundError, ValueError) as error:
         print(f"train_vocab: error: {error}", file=sys.stderr)
+        return 2
+    except OSError as error:  # writing the outputs: full disk, read-only folder
+        print(f"train_vocab: error: {os_error_line(error, args.output_prefix)}", file=sys.stderr)
         return 2
     read = summary["read"]
     print(

@@ -176,11 +176,11 @@ def test_command_line(shared_data, tmp_path, capsys):
     assert _summary(prefix)["vocab_size"] == 350
     # Too many pieces for the text: one clear line, no file touched; then the way out.
     before = _read(prefix + ".model")
-    assert tv.main(argv + ["--vocab_size", "20000"]) == 2
+    assert tv.main(argv + ["--vocab_size", "20000", "--overwrite"]) == 2
     error = capsys.readouterr().err
     assert error.count("\n") == 1 and "Vocabulary size too high" in error
     assert "--allow_smaller_vocab" in error and _read(prefix + ".model") == before
-    assert tv.main(argv + ["--vocab_size", "20000", "--allow_smaller_vocab"]) == 0
+    assert tv.main(argv + ["--vocab_size", "20000", "--allow_smaller_vocab", "--overwrite"]) == 0
     assert 5000 < _summary(prefix)["vocab_size"] < 20000
     assert sorted(os.listdir(tmp_path)) == ["spm.model", "spm.summary.json", "spm.vocab"]
 
@@ -210,6 +210,56 @@ def test_input_without_text_is_a_clear_error(tmp_path, capsys):
     assert error.startswith("train_vocab: error: no sentences to train on")
     assert "empty_file" in error and "binary_file" in error and "image.txt" in error
     assert not (tmp_path / "out").exists() or os.listdir(tmp_path / "out") == []
+
+
+def test_existing_outputs_are_refused_without_overwrite(tmp_path, capsys):
+    # The folder holds a user's files, one of them under the output's name.
+    (tmp_path / "t.txt").write_text("A small corpus. " * 200 + "\n")
+    (tmp_path / "spm.vocab").write_text("my own notes\n")
+    argv = ["--input", str(tmp_path / "t.txt"), "--output_prefix", str(tmp_path / "spm")]
+    argv += ["--vocab_size", "30", "--allow_smaller_vocab", "--quiet"]
+    assert tv.main(argv) == 2
+    error = capsys.readouterr().err
+    assert error == (
+        f"train_vocab: error: {tmp_path}/spm.vocab exists: pass --overwrite to replace it, "
+        "or choose another name\n"
+    )
+    assert sorted(os.listdir(tmp_path)) == ["spm.vocab", "t.txt"]
+    assert (tmp_path / "spm.vocab").read_text() == "my own notes\n"
+    assert tv.main([*argv, "--overwrite"]) == 0
+    assert sorted(os.listdir(tmp_path)) == ["spm.model", "spm.summary.json", "spm.vocab", "t.txt"]
+    pieces = spm.SentencePieceProcessor(model_file=str(tmp_path / "spm.model"))
+    lines = (tmp_path / "spm.vocab").read_text(encoding="utf-8").splitlines()
+    assert [line.split("\t")[0] for line in lines] == [
+        pieces.id_to_piece(i) for i in range(pieces.get_piece_size())
+    ]
+
+
+def test_a_full_disk_is_one_line_naming_the_output(tmp_path):
+    sys.path.insert(0, str(pathlib.Path(__file__).parents[1]))
+    from full_disk import full_disk
+
+    (tmp_path / "t.txt").write_text("A small corpus of words. " * 400 + "\n")
+    with full_disk(tmp_path) as disk:
+        prefix = disk.root / "vocab" / "spm"
+        disk.fill()
+        result = subprocess.run(
+            [sys.executable, "-m", "pipelines.train_vocab", "--input", str(tmp_path / "t.txt")]
+            + ["--output_prefix", str(prefix), "--vocab_size", "40", "--allow_smaller_vocab"]
+            + ["--quiet"],
+            check=False,
+            capture_output=True,
+            text=True,
+            env=disk.env,
+            cwd=pathlib.Path(tv.__file__).parents[1],
+        )
+        left = sorted(os.listdir(prefix.parent)) if prefix.parent.exists() else []
+    assert result.returncode == 2, result.stderr
+    assert result.stderr == (
+        f"train_vocab: error: {prefix}.model: no space left on the device; free some space "
+        "and rerun\n"
+    )
+    assert left == []
 
 
 def test_too_long_sentences_are_counted(tmp_path):
