@@ -13,7 +13,7 @@ it (`training`, `distill`, `glue`, `squad`, `convert`, `demo`, `presets`, `servi
 
 import importlib
 
-from albert_keras import layers, models, optimizers
+from albert_keras import layers, models, optimizers, preset_registry
 from albert_keras.models import (
     AlbertBackbone,
     AlbertClassifier,
@@ -48,6 +48,15 @@ __all__ = [
     "models",
     "optimizers",
 ]
+
+
+def _register_preset_loader():
+    import albert_keras.presets  # noqa: F401  (registers its loader on import)
+
+
+# `from_preset` of weights finds its loader through the registry: the models never import
+# `presets` (which stands above them); the top of the stack supplies it on first use.
+preset_registry.load_on_first_use(_register_preset_loader)
 
 
 def __getattr__(name):

@@ -105,7 +105,9 @@ RULES: dict[str, set[str]] = {
 # loads the model library, not the jobs.
 INSIDE_FUNCTIONS_ONLY: dict[str, set[str]] = {
     "albert_keras_cli": RULES["albert_keras_cli"] - {"pipelines"},
-    "albert_keras": RULES["albert_keras"] - _MODEL_LIBRARY - {"albert_keras.version"},
+    "albert_keras": RULES["albert_keras"]
+    - _MODEL_LIBRARY
+    - {"albert_keras.version", "albert_keras.preset_registry"},
 }
 
 

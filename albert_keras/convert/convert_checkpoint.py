@@ -131,8 +131,8 @@ def export_model(
 
 def load_any_model(path: str | pathlib.Path):
     """Loads our own `.keras` file (`AlbertPretrainer`, `AlbertBackbone` or `AlbertClassifier`)."""
-    import albert_keras  # noqa: F401  (registers our classes for deserialization)
-
+    # Our classes are registered for deserialization: importing this module ran
+    # `albert_keras/__init__.py` first, which imports the model library.
     path = pathlib.Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no such file")

@@ -7,6 +7,7 @@ from albert_keras.layers.factorized_embedding import FactorizedEmbedding, albert
 from albert_keras.layers.shared_encoder import SharedEncoder
 from albert_keras.layers.validation import check_positive
 from albert_keras.models.albert_presets import BACKBONE_PRESETS
+from albert_keras.preset_registry import get_preset_loader
 
 
 @keras.saving.register_keras_serializable(package="albert_keras")
@@ -202,9 +203,7 @@ class AlbertBackbone(keras.Model):
         """
         if preset in cls.presets:
             return cls(**{**cls.presets[preset], **kwargs})
-        from albert_keras.presets import load_backbone
-
-        return load_backbone(preset, **kwargs)
+        return get_preset_loader(preset).load_backbone(preset, **kwargs)
 
     def get_config(self):
         # Not chained to super(): a functional model's config is its layer graph, which is

@@ -6,6 +6,7 @@ from albert_keras.layers.factorized_embedding import albert_initializer
 from albert_keras.layers.validation import check_positive, check_rate
 from albert_keras.models.compile_defaults import compile_from_saved_config, default_optimizer
 from albert_keras.models.text_inputs import TextInputs
+from albert_keras.preset_registry import get_preset_loader
 
 
 @keras.saving.register_keras_serializable(package="albert_keras")
@@ -88,9 +89,8 @@ class AlbertClassifier(TextInputs, keras.Model):
         >>> classifier.predict(["a delight from start to finish", "a mess"], verbose=0).shape
         (2, 2)
         """
-        from albert_keras.presets import task_from_preset
-
-        return task_from_preset(cls, preset, num_classes=num_classes, **kwargs)
+        loader = get_preset_loader(preset)
+        return loader.task_from_preset(cls, preset, num_classes=num_classes, **kwargs)
 
     def compile(self, optimizer="auto", loss="auto", metrics="auto", **kwargs):
         """`keras.Model.compile` with defaults for classification and regression.

@@ -8,6 +8,7 @@ from albert_keras.layers.factorized_embedding import albert_initializer
 from albert_keras.layers.sparse_cross_entropy import sparse_cross_entropy
 from albert_keras.layers.tied_masked_lm_head import TiedMaskedLMHead
 from albert_keras.models.compile_defaults import compile_from_saved_config, default_optimizer
+from albert_keras.preset_registry import get_preset_loader
 
 SENTENCE_OBJECTIVES = ("sop", "nsp", None)
 # The backbone's input names -> the pretraining records' feature names (docs/design.md). The one
@@ -143,13 +144,12 @@ class AlbertPretrainer(keras.Model):
         'sop'
         """
         from albert_keras.models.albert_backbone import AlbertBackbone
-        from albert_keras.presets import has_weights, load_pretrainer
 
-        if not has_weights(preset):
+        if preset in AlbertBackbone.presets:  # an architecture name: random weights
             return cls(AlbertBackbone.from_preset(preset, **kwargs), sentence_objective)
         if kwargs:
             raise ValueError(f"{preset}: released weights take no backbone overrides {kwargs}")
-        pretrainer = load_pretrainer(preset)
+        pretrainer = get_preset_loader(preset).load_pretrainer(preset)
         if not isinstance(pretrainer, cls):  # a backbone or a classifier: fresh heads
             pretrainer = cls(getattr(pretrainer, "backbone", pretrainer), sentence_objective)
         elif sentence_objective != pretrainer.sentence_objective:

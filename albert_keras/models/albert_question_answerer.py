@@ -7,6 +7,7 @@ from albert_keras.layers.factorized_embedding import albert_initializer
 from albert_keras.layers.validation import check_positive, check_rate
 from albert_keras.models.compile_defaults import compile_from_saved_config, default_optimizer
 from albert_keras.models.squad_span_loss import SquadSpanLoss
+from albert_keras.preset_registry import get_preset_loader
 
 HEADS = ("simple", "v2")
 _BACKBONE_INPUTS = ("token_ids", "segment_ids", "padding_mask")
@@ -97,9 +98,7 @@ class AlbertQuestionAnswerer(keras.Model):
         >>> answerer.head
         'v2'
         """
-        from albert_keras.presets import task_from_preset
-
-        return task_from_preset(cls, preset, head=head, **kwargs)
+        return get_preset_loader(preset).task_from_preset(cls, preset, head=head, **kwargs)
 
     def build(self, input_shape=None):
         if self.span_head is not None:

@@ -5,6 +5,7 @@ import keras_hub
 import tensorflow as tf
 
 from albert_keras.preprocessing.albert_tokenizer import AlbertTokenizer
+from albert_keras.preset_registry import get_preset_loader
 
 
 @keras.saving.register_keras_serializable(package="albert_keras")
@@ -60,9 +61,8 @@ class AlbertPreprocessor(keras.layers.Layer):
         >>> tuple(preprocessor(["the cat sat on the mat"])["token_ids"].shape)
         (1, 16)
         """
-        from albert_keras.presets import load_sentencepiece
-
-        return cls(AlbertTokenizer(load_sentencepiece(preset)), sequence_length, **kwargs)
+        spm = get_preset_loader(preset).load_sentencepiece(preset)
+        return cls(AlbertTokenizer(spm), sequence_length, **kwargs)
 
     def _packer_layer(self):
         # Made at the first call, not in __init__: a tokenizer restored from a `.keras` file
