@@ -180,7 +180,15 @@ def preprocess_text_tensor(text, lower_case: bool = False):
     text = tf_text.normalize_utf8(text, "NFKD")
     text = tf.strings.regex_replace(text, _combining_class(), "")
     if lower_case:
-        text = tf.strings.lower(text, encoding="utf-8")
+        # ICU's lower-casing ends the text at its first NUL (a C string): lower the parts
+        # between NULs, as `str.lower` sees them.
+        # (reduce_join drops its separator on ragged rows: each part ends in its NUL instead.)
+        parts = tf.strings.split(tf.reshape(text, [-1]), "\0")
+        lowered = tf.ragged.map_flat_values(
+            lambda part: tf.strings.lower(part, encoding="utf-8") + "\0", parts
+        )
+        joined = tf.strings.regex_replace(tf.strings.reduce_join(lowered, axis=-1), "\\x00$", "")
+        text = tf.reshape(joined, tf.shape(text))
     return text
 
 

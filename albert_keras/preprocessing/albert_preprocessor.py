@@ -89,6 +89,9 @@ class AlbertPreprocessor(keras.layers.Layer):
             x, y, sample_weight = keras.utils.unpack_x_y_sample_weight(x)
         if isinstance(x, tuple):
             x = tuple(tf.convert_to_tensor(s, tf.string) for s in x)
+            rows = [s.shape[0] if s.shape.rank else 1 for s in x]
+            if len(rows) == 2 and None not in rows and rows[0] != rows[1]:
+                raise ValueError(f"{_UNEQUAL_PAIRS}: {rows[0]} and {rows[1]}")
         else:
             x = tf.convert_to_tensor(x, tf.string)
         return super().__call__(x, y=y, sample_weight=sample_weight, **kwargs)
@@ -112,6 +115,10 @@ class AlbertPreprocessor(keras.layers.Layer):
         return keras.utils.pack_x_y_sample_weight(inputs, y, sample_weight)
 
     def _pack(self, *segments):
+        if len(segments) == 2:
+            # keras-hub's packer would pair the rows it has and drop the others, silently.
+            rows_a, rows_b = tf.shape(segments[0])[0], tf.shape(segments[1])[0]
+            tf.debugging.assert_equal(rows_a, rows_b, message=_UNEQUAL_PAIRS)
         token_ids, segment_ids = self._packer_layer()(tuple(self.tokenizer(s) for s in segments))
         return {
             "token_ids": tf.cast(token_ids, "int32"),
@@ -135,6 +142,9 @@ class AlbertPreprocessor(keras.layers.Layer):
         config = dict(config)
         config["tokenizer"] = keras.saving.deserialize_keras_object(config["tokenizer"])
         return cls(**config)
+
+
+_UNEQUAL_PAIRS = "AlbertPreprocessor: text_a and text_b need as many rows (one pair per example)"
 
 
 def _is_labelled(x: tuple) -> bool:

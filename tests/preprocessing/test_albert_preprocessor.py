@@ -76,3 +76,17 @@ def test_config_round_trip(preprocessor):
     config = preprocessor.get_config()
     assert (config["sequence_length"], config["truncate"]) == (10, "round_robin")
     assert config["tokenizer"]["class_name"] == "AlbertTokenizer"
+
+
+def test_pairs_of_unequal_batches_are_refused(preprocessor):
+    # keras-hub's packer paired 2 with 2 and dropped the third text_b, silently.
+    with pytest.raises(ValueError, match=r"text_a and text_b need as many rows .*: 2 and 3$"):
+        preprocessor((FIRST[:2], SECOND[:3]))
+    # As the SavedModel's `pairs` signature: batch sizes unknown until run time.
+    texts = tf.TensorSpec([None], tf.string)
+    packed = tf.function(
+        lambda a, b: preprocessor((a, b))["token_ids"], input_signature=[texts, texts]
+    )
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"text_a and text_b need as many"):
+        packed(tf.constant(FIRST[:2]), tf.constant(SECOND[:3]))
+    assert packed(tf.constant(FIRST[:3]), tf.constant(SECOND[:3])).shape == (3, 10)

@@ -76,3 +76,15 @@ def test_saved_inside_a_keras_file_with_its_vocabulary(tokenizer, tmp_path):
     assert isinstance(restored, AlbertTokenizer)
     assert restored.proto == tokenizer.proto and restored.lowercases
     assert np.array_equal(restored("Hello, my dog is cute").numpy(), PUBLISHED)
+
+
+def test_nul_bytes_do_not_end_the_text(tokenizer, release_vocabulary):
+    # ICU's lower-casing stopped at the first NUL: 'good movie' alone, 2 pieces of 5.
+    from pipelines.text_normalization import preprocess_text
+
+    processor = sentencepiece.SentencePieceProcessor(model_file=str(release_vocabulary))
+    texts = ["good movie\0\0 really\0", "\0Über\0", "no nul"]
+    expected = processor.encode([preprocess_text(t, lower_case=True) for t in texts])
+    assert len(expected[0]) == 5
+    assert tokenizer(texts).to_list() == expected
+    assert tokenizer(texts[0]).numpy().tolist() == expected[0]

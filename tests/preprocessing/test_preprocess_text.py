@@ -23,6 +23,8 @@ TRICKY = [
     "😀 emoji and 中文 and العربية",
     "",
     "   ",
+    "good MOVIE\0\0 Really\0",  # NUL bytes: ICU's lower-casing stopped at the first one
+    "\0Über\0\0",
 ]
 
 
@@ -49,8 +51,8 @@ def test_runs_inside_tf_function_and_tf_data_with_any_shape():
     def normalize(texts):
         return preprocess_text_tensor(texts, lower_case=True)
 
-    out = normalize(tf.constant([["A  B", "Ç"], ["``x''", " y "]])).numpy().tolist()
-    assert out == [[b"a b", b"c"], [b'"x"', b"y"]]
+    out = normalize(tf.constant([["A  B", "Ç\0D"], ["``x''", " y "]])).numpy().tolist()
+    assert out == [[b"a b", b"c\0d"], [b'"x"', b"y"]]
     dataset = tf.data.Dataset.from_tensor_slices(["Ünïcode  Text"])
     dataset = dataset.map(lambda text: preprocess_text_tensor(text, lower_case=True))
     assert next(iter(dataset)).numpy() == b"unicode text"
