@@ -12,12 +12,13 @@ from albert_keras.layers.factorized_embedding import albert_initializer
 from albert_keras.layers.sparse_cross_entropy import sparse_cross_entropy
 from albert_keras.models import AlbertPretrainer
 from albert_keras.models.albert_pretrainer import RECORD_FEATURES, backbone_inputs
+from albert_keras.models.dense_gradient_train_step import DenseGradientTrainStep
 
 COSINE_POSITIONS = ("masked", "tokens")
 
 
 @keras.saving.register_keras_serializable(package="albert_keras")
-class AlbertDistiller(keras.Model):
+class AlbertDistiller(DenseGradientTrainStep, keras.Model):
     """DistilBERT's triple loss (Sanh et al., 2019) for ALBERT, on the records' masked positions.
 
     Both models read the same batch dict (the pretraining records' features, as

@@ -5,12 +5,13 @@ import keras
 from albert_keras.layers.factorized_embedding import albert_initializer
 from albert_keras.layers.validation import check_positive, check_rate
 from albert_keras.models.compile_defaults import compile_from_saved_config, default_optimizer
+from albert_keras.models.dense_gradient_train_step import DenseGradientTrainStep
 from albert_keras.models.text_inputs import TextInputs
 from albert_keras.preset_registry import get_preset_loader
 
 
 @keras.saving.register_keras_serializable(package="albert_keras")
-class AlbertClassifier(TextInputs, keras.Model):
+class AlbertClassifier(DenseGradientTrainStep, TextInputs, keras.Model):
     """Dropout on the backbone's pooled output, then Dense(num_classes): logits (batch, classes).
 
     A functional `keras.Model` whose inputs are the backbone's (`token_ids`, `segment_ids`,

@@ -8,6 +8,7 @@ from albert_keras.layers.factorized_embedding import albert_initializer
 from albert_keras.layers.sparse_cross_entropy import sparse_cross_entropy
 from albert_keras.layers.tied_masked_lm_head import TiedMaskedLMHead
 from albert_keras.models.compile_defaults import compile_from_saved_config, default_optimizer
+from albert_keras.models.dense_gradient_train_step import DenseGradientTrainStep
 from albert_keras.preset_registry import get_preset_loader
 
 SENTENCE_OBJECTIVES = ("sop", "nsp", None)
@@ -35,7 +36,7 @@ def backbone_inputs(features: dict) -> dict:
 
 
 @keras.saving.register_keras_serializable(package="albert_keras")
-class AlbertPretrainer(keras.Model):
+class AlbertPretrainer(DenseGradientTrainStep, keras.Model):
     """ALBERT's pretraining model: the backbone, an MLM head and a sentence head.
 
     It takes ONE dict per batch with the TFRecord feature names of docs/design.md (`input_ids`,

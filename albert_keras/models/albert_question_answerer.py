@@ -6,6 +6,7 @@ from albert_keras.layers.answerability_span_head import AnswerabilitySpanHead
 from albert_keras.layers.factorized_embedding import albert_initializer
 from albert_keras.layers.validation import check_positive, check_rate
 from albert_keras.models.compile_defaults import compile_from_saved_config, default_optimizer
+from albert_keras.models.dense_gradient_train_step import DenseGradientTrainStep
 from albert_keras.models.squad_span_loss import SquadSpanLoss
 from albert_keras.preset_registry import get_preset_loader
 
@@ -14,7 +15,7 @@ _BACKBONE_INPUTS = ("token_ids", "segment_ids", "padding_mask")
 
 
 @keras.saving.register_keras_serializable(package="albert_keras")
-class AlbertQuestionAnswerer(keras.Model):
+class AlbertQuestionAnswerer(DenseGradientTrainStep, keras.Model):
     """Extractive question answering (SQuAD) on an `AlbertBackbone`.
 
     Two heads, as the two official scripts:
