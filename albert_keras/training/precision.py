@@ -14,20 +14,27 @@
   those get `float32`.
 - Everything else: `float32`.
 
-The CPU flags come from `/proc/cpuinfo` (Linux; elsewhere none are found and CPUs get float32).
-Set `ALBERT_KERAS_CPU_FLAGS` to a space-separated flag list to override what is read (tests, or a
-container that hides `/proc`).
+The device facts (platform, compute capability, CPU flags, oneDNN) come from `device_facts`; the
+CPU flags from `/proc/cpuinfo` (elsewhere none are found and CPUs get float32), or from
+`ALBERT_KERAS_CPU_FLAGS` where set.
 """
 
 from __future__ import annotations
 
-import os
-import platform as platform_module
+# The machine's facts have their own module (strategy reads them too); re-exported here, where
+# callers found them first.
+from albert_keras.training.device_facts import (  # noqa: F401
+    BF16_CPU_FLAGS,
+    ONEDNN_CPU_FLAGS,
+    bf16_cpu_flags,
+    cpu_flags,
+    default_platform,
+    gpu_compute_capability,
+    onednn_enabled,
+    platform,
+)
 
 PRECISIONS = ("auto", "float32", "mixed_bfloat16", "mixed_float16")
-BF16_CPU_FLAGS = ("avx512_bf16", "amx_bf16")
-# CPUs on which TensorFlow turns oneDNN on by default (its 2.9+ rule).
-ONEDNN_CPU_FLAGS = {"avx512_vnni", "avx512_bf16", "avx_vnni", "amx_bf16", "amx_int8", "amx_tile"}
 
 
 def choose_precision(precision: str, strategy) -> tuple[str, str]:
@@ -50,9 +57,7 @@ def choose_precision(precision: str, strategy) -> tuple[str, str]:
         raise ValueError(f"mixed_precision={precision!r} is not one of {', '.join(PRECISIONS)}")
     if precision != "auto":
         return precision, "asked for"
-    from albert_keras.training.strategy import gpu_compute_capability, platform
-
-    kind = platform(strategy) if strategy is not None else _default_platform()
+    kind = platform(strategy) if strategy is not None else default_platform()
     if kind == "tpu":
         return "mixed_bfloat16", "auto: TPUs compute bfloat16 natively"
     if kind == "gpu":
@@ -73,43 +78,6 @@ def resolve_precision(precision: str, strategy) -> str:
     return choose_precision(precision, strategy)[0]
 
 
-def cpu_flags() -> set[str]:
-    """The CPU's feature flags (lower case), from `ALBERT_KERAS_CPU_FLAGS` or `/proc/cpuinfo`;
-    empty where neither says."""
-    override = os.environ.get("ALBERT_KERAS_CPU_FLAGS")
-    if override is not None:
-        return set(override.lower().split())
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
-            for line in f:
-                if line.startswith("flags"):
-                    return set(line.split(":", 1)[1].lower().split())
-    except OSError:
-        pass
-    return set()
-
-
-def bf16_cpu_flags() -> list[str]:
-    """The flags of `BF16_CPU_FLAGS` this CPU has (sorted): non-empty where it computes bfloat16
-    matmuls natively."""
-    flags = cpu_flags()
-    return sorted(flag for flag in BF16_CPU_FLAGS if flag in flags)
-
-
-def onednn_enabled() -> bool:
-    """Whether TensorFlow runs oneDNN kernels, by TensorFlow's own rule: `TF_ENABLE_ONEDNN_OPTS`
-    decides when set; otherwise on for x86-64 Linux CPUs with neural-network features
-    (AVX512_VNNI, AVX512_BF16, AVX_VNNI, AMX: Cascade Lake, Zen 4 and newer), off elsewhere."""
-    setting = os.environ.get("TF_ENABLE_ONEDNN_OPTS")
-    if setting is not None:
-        return setting.strip().lower() not in ("0", "false", "")
-    x86_linux = platform_module.system() == "Linux" and platform_module.machine() in (
-        "x86_64",
-        "AMD64",
-    )
-    return x86_linux and bool(cpu_flags() & ONEDNN_CPU_FLAGS)
-
-
 # === Helpers ===
 
 
@@ -128,20 +96,6 @@ def _cpu_precision() -> tuple[str, str]:
     if not onednn_enabled():
         return "float32", f"auto: this CPU has {names}, but TF_ENABLE_ONEDNN_OPTS=0"
     return "mixed_bfloat16", f"auto: this CPU has {names} and TensorFlow's oneDNN is on"
-
-
-def _default_platform() -> str:
-    import keras
-
-    if keras.backend.backend() == "jax":
-        import jax
-
-        return jax.devices()[0].platform.replace("cuda", "gpu")
-    import tensorflow as tf
-
-    if tf.config.list_logical_devices("TPU"):
-        return "tpu"
-    return "gpu" if tf.config.list_physical_devices("GPU") else "cpu"
 
 
 def in_precision(model, policy: str):

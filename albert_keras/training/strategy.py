@@ -9,7 +9,9 @@ import os
 
 import keras
 
-# Re-exported: the precision choice was made here before it had a module of its own.
+# Re-exported: the device facts and the precision choice were made here before they had modules
+# of their own.
+from albert_keras.training.device_facts import gpu_compute_capability, platform  # noqa: F401
 from albert_keras.training.precision import (  # noqa: F401
     PRECISIONS,
     choose_precision,
@@ -74,19 +76,6 @@ def num_replicas(strategy) -> int:
     if hasattr(strategy, "num_replicas_in_sync"):
         return int(strategy.num_replicas_in_sync)
     return int(strategy.device_mesh.devices.size)
-
-
-def platform(strategy) -> str:
-    """`"tpu"`, `"gpu"` or `"cpu"`: the kind of device the strategy computes on."""
-    if hasattr(strategy, "device_mesh"):
-        device = str(strategy.device_mesh.devices.flat[0]).lower()
-    elif type(strategy).__name__.startswith("TPU"):
-        return "tpu"
-    else:
-        device = str(strategy.extended.worker_devices[0]).lower()
-    return next((kind for kind in ("tpu", "gpu", "cuda") if kind in device), "cpu").replace(
-        "cuda", "gpu"
-    )
 
 
 def resolve_jit_compile(jit_compile: str | bool, strategy) -> bool:
@@ -155,24 +144,6 @@ def _tpu_strategy(tf):
         reason = str(error).strip().splitlines()[0]
         raise ValueError(f"strategy='tpu' found no TPU ({reason})") from None
     return tf.distribute.TPUStrategy(resolver)
-
-
-def gpu_compute_capability() -> float:
-    """The first GPU's CUDA compute capability (e.g. 8.0), 0.0 without a GPU."""
-    if keras.backend.backend() == "jax":
-        import jax
-
-        capability = getattr(jax.devices()[0], "compute_capability", "0")
-        return float(capability)
-    import tensorflow as tf
-
-    gpus = tf.config.list_physical_devices("GPU")
-    if not gpus:
-        return 0.0
-    major, minor = tf.config.experimental.get_device_details(gpus[0]).get(
-        "compute_capability", (0, 0)
-    )
-    return major + minor / 10
 
 
 def _jax_distribution(name: str, devices: list[str] | None):
