@@ -165,12 +165,19 @@ class OutputFolder:
                 self._check_previous(previous)
             self._start_manifest(previous)
         except OSError as error:
-            self.close()
+            self._abandon_open()
             raise OutputFolderError(os_error_line(error, self.path)) from None
         except BaseException:
-            self.close()
+            self._abandon_open()
             raise
         return self
+
+    def _abandon_open(self) -> None:
+        """A refused or failed open: the lock released, and the folder gone if we made it."""
+        self.close()
+        if self._made_folder:
+            with contextlib.suppress(OSError):
+                os.rmdir(self.path)  # only when empty (a full disk: nothing could be written)
 
     def __enter__(self) -> OutputFolder:
         return self.open()
