@@ -29,7 +29,7 @@ test-all: install
 
 # The main job end to end on an embedded corpus (no download): see README.
 demo: install
-	$(PY) -m albert_keras.demo $(DEMO_ARGS)
+	$(PY) -m albert_keras_cli demo $(DEMO_ARGS)
 
 lint: install
 	$(VENV)/bin/ruff check albert_keras albert_keras_cli pipelines tests benchmarks

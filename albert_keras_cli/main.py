@@ -26,7 +26,7 @@ SUBCOMMANDS = {
     "finetune-squad": ("albert_keras_cli.finetune_squad", "Fine-tune and evaluate on SQuAD."),
     "distill": ("albert_keras_cli.distill", "Distil a pretrained ALBERT into a smaller student."),
     "convert": ("albert_keras_cli.convert", "Import or export checkpoints."),
-    "demo": ("albert_keras.demo", "Run the whole chain on an embedded corpus."),
+    "demo": ("albert_keras_cli.demo", "Run the whole chain on an embedded corpus."),
     "export": ("albert_keras_cli.export", "Export a classifier as a SavedModel over raw strings."),
     "study": ("albert_keras_cli.study", "Run the paper's ablations (Tables 3-5) end to end."),
 }

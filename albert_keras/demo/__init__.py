@@ -1,54 +1,6 @@
-"""`albert-keras demo` / `python -m albert_keras.demo`: the whole chain on an embedded corpus.
+"""The demo: the whole chain on an embedded corpus, on a small scale (`run_demo.run_demo`).
 
-Importing this module imports no TensorFlow (the CLI's `--help` stays fast); `run` does.
+`albert-keras demo` is its command (flags in `albert_keras_cli/demo.py`); `python -m
+albert_keras.demo [OUTPUT_DIR]` runs it at its defaults. Importing this package imports no
+TensorFlow; the stages do.
 """
-
-import argparse
-
-from albert_keras_cli.config_flags import add_config_flag, parse_config_flags
-
-# Flag -> (type, help); defaults come from run_demo.DEFAULTS, read when `run` is called.
-_SETTINGS = {
-    "vocab_size": (int, "SentencePiece pieces (a small corpus gets fewer)"),
-    "max_seq_length": (int, "tokens per example"),
-    "max_predictions_per_seq": (int, "masked positions per example"),
-    "dupe_factor": (int, "differently masked copies of the training text"),
-    "paragraphs_per_document": (int, "paragraphs per SOP document (text format)"),
-    "pretrain_steps": (int, "pretraining steps"),
-    "batch_size": (int, "pretraining and fine-tuning batch"),
-    "learning_rate": (float, "LAMB's peak learning rate"),
-    "warmup_steps": (int, "pretraining warmup steps"),
-    "finetune_steps": (int, "fine-tuning steps (for each of the two models)"),
-    "finetune_learning_rate": (float, "AdamWeightDecay's peak learning rate"),
-    "corpus_megabytes": (float, "text read per source of the embedded corpus"),
-    "seed": (int, "every random draw"),
-}
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--output_dir", default="demo_output")
-    parser.add_argument("--corpus", help="glob(s) of your text (default: the embedded corpus)")
-    parser.add_argument("--heldout", help="glob(s) of held-out text (with --corpus)")
-    parser.add_argument("--input_format", default="text", choices=("text", "sentences"))
-    add_config_flag(parser, "override a backbone argument of the demo's model")
-    for name, (kind, text) in _SETTINGS.items():
-        parser.add_argument(f"--{name}", type=kind, help=f"{text} (default: the demo's)")
-    parser.add_argument("--finetune_task", help="a GLUE task name (with --glue_dir)")
-    parser.add_argument("--glue_dir")
-
-
-def run(args: argparse.Namespace) -> int:
-    from albert_keras.demo.run_demo import run_demo
-
-    settings = {k: getattr(args, k) for k in _SETTINGS if getattr(args, k) is not None}
-    run_demo(
-        args.output_dir,
-        corpus=args.corpus,
-        heldout=args.heldout,
-        input_format=args.input_format,
-        config=parse_config_flags(args.config),
-        finetune_task=args.finetune_task,
-        glue_dir=args.glue_dir,
-        **settings,
-    )
-    return 0
