@@ -61,6 +61,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Runs `finetune_glue` with the parsed flags; prints the dev scores."""
     from albert_keras.training.finetune_glue import finetune_glue
+    from albert_keras.training.warmup_early_stopping import early_stop_note
 
     if args.source == "tsv" and not args.glue_dir:
         raise ValueError("--glue_dir is required with --source tsv")
@@ -75,6 +76,6 @@ def run(args: argparse.Namespace) -> int:
     scores = ", ".join(f"{k} {v:.4f}" for k, v in summary["metrics"].items())
     print(
         f"{summary['task']} {summary['split']} ({summary['num_examples']} examples): {scores}"
-        f" -> {args.output_dir}"
+        f" -> {args.output_dir}{early_stop_note(summary)}"
     )
     return 0

@@ -43,6 +43,7 @@ from albert_keras.training.model_files import (
 from albert_keras.training.precision import choose_precision, in_precision, loss_scaled
 from albert_keras.training.step_progress import progress_callbacks
 from albert_keras.training.stop_at_step import StopAtStep
+from albert_keras.training.warmup_early_stopping import WarmupEarlyStopping
 from pipelines import atomic_write
 from pipelines.output_folder import OutputFolder
 
@@ -220,10 +221,9 @@ def _fit(classifier, task, train_data, dev_inputs, devs, settings, verbose):
         best,
     ]
     if settings["patience"]:
+        # Not inside the warmup: the dev score says little while the learning rate rises.
         callbacks.append(
-            keras.callbacks.EarlyStopping(
-                monitor=monitor, mode="max", patience=settings["patience"]
-            )
+            WarmupEarlyStopping(monitor, settings["patience"], settings["warmup_steps"])
         )
     fit_verbose, progress = progress_callbacks(verbose, settings["max_steps"])
     classifier.fit(
