@@ -32,14 +32,17 @@ def test_import_albert_keras_loads_the_model_library_only():
     assert out.strip() == "['layers', 'models', 'optimizers', 'preset_registry', 'version'] False"
 
 
-def test_jobs_load_on_first_use_and_old_names_still_work():
+def test_jobs_load_on_first_use_and_the_shims_are_gone():
     out = run_python(
-        "import albert_keras as ak\n"
-        "from albert_keras.training.lamb import Lamb\n"
+        "import importlib.util, albert_keras as ak\n"
+        "from albert_keras.optimizers.lamb import Lamb\n"
         "print(ak.training.Lamb is ak.optimizers.Lamb is Lamb,\n"
-        "      ak.training.AdamWeightDecay is ak.optimizers.AdamWeightDecay)"
+        "      ak.training.AdamWeightDecay is ak.optimizers.AdamWeightDecay)\n"
+        "for name in ('cli', 'training.lamb', 'training.adam_weight_decay',\n"
+        "             'training.warmup_linear_decay'):\n"
+        "    print(importlib.util.find_spec(f'albert_keras.{name}'))"
     )
-    assert out.strip() == "True True"
+    assert out.split() == ["True", "True", "None", "None", "None", "None"]
 
 
 def test_a_saved_pretrainer_loads_after_import_albert_keras_alone(tmp_path, tiny_config):

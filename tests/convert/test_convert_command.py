@@ -11,7 +11,7 @@ from convert_helpers import pretrainer_outputs, write_tf1_checkpoint_like_offici
 from reference_albert import albert_forward
 from release_tarball import train_tiny_sentencepiece, write_release_tarball
 
-from albert_keras.cli import main
+from albert_keras_cli.main import main
 
 
 @pytest.fixture

@@ -9,13 +9,13 @@ import numpy as np
 import pytest
 
 import albert_keras as ak
-from albert_keras.cli import main
 from albert_keras.distill import distill
+from albert_keras_cli.main import main
 
 
 def command(teacher, records, output_dir, steps, *extra):
     return [
-        sys.executable, "-m", "albert_keras.cli", "distill",
+        sys.executable, "-m", "albert_keras_cli", "distill",
         "--teacher", teacher, "--records", records, "--output_dir", str(output_dir),
         "--config", "num_layers=2", "--batch_size", "16", "--max_steps", str(steps),
         "--checkpoint_every", "10", "--learning_rate", "0.01", "--seed", "7", *extra,

@@ -13,9 +13,9 @@ import tensorflow as tf
 from synthetic_records import SEQ_LENGTH, write_synthetic_records
 
 import albert_keras as ak
-from albert_keras.cli import main
 from albert_keras.training import pretrain
 from albert_keras_cli.config_flags import parse_config_flags as parse_overrides
+from albert_keras_cli.main import main
 
 # A model LAMB trains fast on the synthetic records: E == H (no projection), one layer.
 FAST = {"num_layers": 1, "embedding_dim": 32, "hidden_dim": 32, "intermediate_dim": 64}
@@ -117,7 +117,7 @@ def command(records, output_dir, max_steps):
     return [
         sys.executable,
         "-m",
-        "albert_keras.cli",
+        "albert_keras_cli",
         "pretrain",
         "--records",
         records,

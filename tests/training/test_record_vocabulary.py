@@ -8,7 +8,7 @@ import pytest
 from release_tarball import train_tiny_sentencepiece
 
 import albert_keras as ak
-from albert_keras.cli import main
+from albert_keras_cli.main import main
 from pipelines.pretraining_data import write_pretraining_data
 from pipelines.vocabulary_identity import file_sha256
 
