@@ -297,13 +297,13 @@ class OutputFolder:
             if same_file:
                 break
             file.close()
+        self._lock_file = file  # held from here: `close` removes it, even if the write fails
         file.seek(0)
         file.truncate()
         file.write(
             f"`{self.command}` (pid {os.getpid()} on host {socket.gethostname()}, since {_now()})\n"
         )
         file.flush()
-        self._lock_file = file
 
     def close(self) -> None:
         """Releases the lock (the manifest stays: it is the folder's record)."""
@@ -311,7 +311,8 @@ class OutputFolder:
             return
         with contextlib.suppress(OSError):
             os.remove(os.path.join(self.path, self.lock_name))
-        self._lock_file.close()  # closing drops the flock
+        with contextlib.suppress(OSError):  # unwritten bytes on a full disk: dropped
+            self._lock_file.close()  # closing drops the flock
         self._lock_file = None
 
     def discard_if_unused(self) -> bool:
