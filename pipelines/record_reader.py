@@ -27,6 +27,7 @@ from pipelines import record_format
 from pipelines.dynamic_masking import remask_batch
 from pipelines.record_files import count_records, list_record_files
 from pipelines.special_tokens import CLS_ID, MASK_ID, PAD_ID, SEP_ID
+from pipelines.writer_stats import recorded_vocabulary_size
 
 # With `start_step`, passes are numbered up to here: "forever" for any real run.
 MAX_PASSES = 2**40
@@ -143,8 +144,9 @@ def read_pretraining_records(
         dynamic_masking: bool. Re-mask every batch on the fly (n-gram whole-word masking from
             `token_boundary`, see `pipelines.dynamic_masking`), so each epoch sees new masks.
         masked_lm_prob, max_ngram: float, int. Dynamic masking's share of tokens and longest span.
-        vocabulary_size: int. Needed with `dynamic_masking`: random replacements are drawn from
-            [5, vocabulary_size).
+        vocabulary_size: int. Random replacements of `dynamic_masking` are drawn from
+            [5, vocabulary_size); default: the `vocabulary_size` of the writer's `stats.json`
+            beside the records (an error without one).
         pad_id, cls_id, sep_id, mask_id: int. Special ids (ALBERT's by default).
         input_context: `tf.distribute.InputContext` from
             `strategy.distribute_datasets_from_function`: pipeline i of k reads files i, i + k, ...
@@ -182,9 +184,14 @@ def read_pretraining_records(
     """
     if batch_size < 1:
         raise ValueError(f"batch_size={batch_size} must be at least 1")
-    if dynamic_masking and vocabulary_size is None:
-        raise ValueError("dynamic_masking=True needs vocabulary_size (random replacements' range)")
     files = _list_files(file_pattern)
+    if dynamic_masking and vocabulary_size is None:
+        vocabulary_size = recorded_vocabulary_size(files)
+        if vocabulary_size is None:
+            raise ValueError(
+                "dynamic_masking=True needs vocabulary_size (random replacements' range): give "
+                "it, or read records with their writer's stats.json beside them"
+            )
     lengths = record_format.feature_lengths(max_seq_length, max_predictions_per_seq)
     _check_first_records(files, lengths)
     masking = {

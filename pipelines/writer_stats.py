@@ -135,6 +135,21 @@ def check_empty_shards(files: Sequence[str], flag: str, count: Callable) -> None
             count(paths, flag)
 
 
+def recorded_vocabulary_size(files: Sequence[str], flag: str = "file_pattern") -> int | None:
+    """The vocabulary size the writer's stats beside `files` record (None where a folder has
+    none, or they disagree).
+
+    Example:
+    >>> recorded_vocabulary_size(["records/pretraining-00000-of-00002.tfrecord"])
+    50
+    """
+    sizes = set()
+    for folder in _by_folder(files):
+        stats = read_writer_stats(folder, flag)
+        sizes.add(None if stats is None else stats.get("vocabulary_size"))
+    return sizes.pop() if len(sizes) == 1 else None
+
+
 def _by_folder(paths) -> dict[str, list[str]]:
     folders: dict[str, list[str]] = {}
     for path in paths:

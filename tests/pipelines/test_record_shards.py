@@ -4,6 +4,7 @@ record count, the vocabulary's identity; token ids are checked at both ends."""
 import json
 import shutil
 
+import numpy as np
 import pytest
 import tensorflow as tf
 from release_tarball import train_tiny_sentencepiece
@@ -159,3 +160,20 @@ def test_a_stats_json_that_is_not_json_is_refused(copy):
         list_record_files(str(copy / "*"), "--records")
     (copy / "stats.json").write_text(json.dumps({"examples": 3}))  # no shard list: not used
     assert len(list_record_files(str(copy / "*"), "--records")) == 2
+
+
+def test_dynamic_masking_takes_the_vocabulary_size_from_stats_json(written, tmp_path):
+    # The README's call: no vocabulary_size (it raised "needs vocabulary_size").
+    folder, stats = written
+    batches = read_pretraining_records(
+        str(folder / "*.tfrecord"), 8, max_seq_length=32, max_predictions_per_seq=5,
+        dynamic_masking=True, seed=0,
+    )  # fmt: skip
+    ids = np.concatenate([batch["input_ids"].numpy() for batch in batches.take(20)])
+    assert ids.max() < stats["vocabulary_size"] == 29
+    assert (ids == 4).any()  # [MASK]: re-masked
+    # Without stats.json beside the records the size must be given.
+    shutil.copy(folder / SHARDS[0], tmp_path / SHARDS[0])
+    with pytest.raises(ValueError, match=r"needs vocabulary_size .*: give it, or read records "):
+        read_pretraining_records(str(tmp_path / "*.tfrecord"), 8, max_seq_length=32,
+                                 max_predictions_per_seq=5, dynamic_masking=True)  # fmt: skip
