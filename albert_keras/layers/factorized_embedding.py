@@ -114,11 +114,18 @@ class FactorizedEmbedding(keras.layers.Layer):
             self.projection.build(embedded_shape)
 
     def call(self, token_ids, segment_ids=None, training=None):
-        x = self.token_embedding(token_ids)
-        x = x + self.position_embedding(x)
+        tokens = self.token_embedding(token_ids)
+        parts = [tokens, self.position_embedding(tokens)]
         if segment_ids is not None:
-            x = x + self.segment_embedding(segment_ids)
-        x = self.layer_norm(x)
+            parts.append(self.segment_embedding(segment_ids))
+        # Summed in float32 and rounded once. TensorFlow's graph optimizer reassociates a chain
+        # of additions when every shape is known (token + (position + segment)); in bfloat16
+        # that rounds differently, and a model's outputs then depended on the shapes its
+        # predict function was traced for (tests/models/test_bf16_round_trip.py).
+        x = keras.ops.cast(parts[0], "float32")
+        for part in parts[1:]:
+            x = x + keras.ops.cast(part, "float32")
+        x = self.layer_norm(keras.ops.cast(x, self.compute_dtype))
         x = self.dropout_layer(x, training=training)
         if self.projection is not None:
             x = self.projection(x)
