@@ -67,6 +67,7 @@ def test_outputs_and_summary(trained):
     summary, output_dir, _ = trained
     names = sorted(os.listdir(output_dir))
     assert names == [
+        ".albert-keras.json",  # the output folder's manifest (pipelines.output_folder)
         "backbone.keras",
         "checkpoints",
         "logs",
@@ -109,7 +110,7 @@ def test_rerun_resumes_at_the_end_and_refuses_a_changed_run(trained):
     assert again["steps"] == {"total": 800, "resumed_from": 800, "run": 0}
     assert again["history"] == summary["history"]
     assert again["eval"] == pytest.approx(summary["eval"])
-    with pytest.raises(ValueError, match=r"another run \(changed: batch_size\)"):
+    with pytest.raises(ValueError, match=r"other arguments \(batch_size: 16 before, 8 now\)"):
         pretrain(**{**arguments, "batch_size": 8})
 
 

@@ -1,14 +1,18 @@
 """StepCheckpoint: a damaged newest checkpoint falls back to the one before, named in one line;
 with nothing usable, a one-line error names the file and says how to start over."""
 
+import errno
 import json
 import os
+import subprocess
+import sys
 
 import keras
 import numpy as np
 import pytest
 
 from albert_keras.training.step_checkpoint import StepCheckpoint
+from pipelines.output_folder import OutputFolderError
 
 RUN = {"seed": 1}
 
@@ -105,3 +109,46 @@ def test_a_checkpoint_of_another_run_is_still_refused(saved):
     with pytest.raises(ValueError, match=r"checkpoint of another run \(changed: seed\)"):
         StepCheckpoint(str(folder), {"seed": 2}, 2, 6).saved_state()
     assert json.loads((folder / "checkpoint.json").read_text())["step"] == 6
+
+
+def test_a_kill_9_in_a_save_leaves_temporaries_the_next_run_removes(saved):
+    """`kill -9` during `np.savez` left `.ckpt-N.tmp-PID.npz` (15 MB for albert_base) for ever."""
+    folder, weights = saved
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    stale = [f".ckpt-8.tmp-{int(dead.stdout)}.npz", f".ckpt-8.tmp-{int(dead.stdout)}.json",
+             f".checkpoint.tmp-{int(dead.stdout)}.json"]  # fmt: skip
+    mine = f".ckpt-8.tmp-{os.getpid()}.npz"  # a live writer's (this process): kept
+    for name in [*stale, mine]:
+        (folder / name).write_bytes(b"half")
+    step, _, variables = _restore(folder)
+    assert step == 6  # the resume is exact as before
+    for got, want in zip(variables, weights[6]):
+        np.testing.assert_array_equal(got, want)
+    assert sorted(os.listdir(folder)) == [
+        mine, "checkpoint.json", "ckpt-4.json", "ckpt-4.npz", "ckpt-6.json", "ckpt-6.npz",
+    ]  # fmt: skip
+
+
+def test_a_full_disk_is_one_line_and_the_last_checkpoint_stays(saved, monkeypatch):
+    folder, _ = saved
+    model = _model()
+    checkpoint = StepCheckpoint(str(folder), RUN, 2, 8)
+    checkpoint.restore(model)
+    checkpoint.set_model(model)
+
+    def no_space(file, **arrays):
+        file.write(b"PK\x03\x04 a partial archive")
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(np, "savez", no_space)
+    with pytest.raises(OutputFolderError) as error:
+        checkpoint.on_epoch_end(3)
+    assert str(error.value) == (
+        f"{folder / 'ckpt-8.npz'}: no space left on the device; free some space and rerun"
+    )
+    monkeypatch.undo()
+    assert sorted(os.listdir(folder)) == [
+        "checkpoint.json", "ckpt-4.json", "ckpt-4.npz", "ckpt-6.json", "ckpt-6.npz",
+    ]  # fmt: skip
+    assert _restore(folder)[0] == 6
