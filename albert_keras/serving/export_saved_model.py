@@ -1,18 +1,38 @@
-"""A TensorFlow SavedModel that takes raw strings: what TF Serving and plain TF load."""
+"""A TensorFlow SavedModel that takes raw strings: what TF Serving and plain TF load.
+
+The SavedModel folder is the export's own (`pipelines.output_folder`): a folder holding a user's
+files or another command's output is refused; an earlier export into it with other arguments
+is replaced only with `overwrite=True`, and then only what that export wrote. The SavedModel is
+written into a hidden temporary folder inside it and moved into place once complete: a failed
+export (a full disk) leaves the folder as it was, or no folder when it made it.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import os
 import pathlib
 import shutil
-import tempfile
 
 import keras
 import tensorflow as tf
 
+from pipelines import atomic_write
+from pipelines.output_folder import OutputFolder, OutputFolderError, os_error_line
+
 TEXT = tf.TensorSpec([None], tf.string)
+COMMAND = "albert-keras export"
 
 
-def export_saved_model(model, output_dir: str | pathlib.Path, preprocessor=None) -> dict:
+def export_saved_model(
+    model,
+    output_dir: str | pathlib.Path,
+    preprocessor=None,
+    *,
+    overwrite: bool = False,
+    arguments: dict | None = None,
+) -> dict:
     """Writes `model` (a classifier) with its preprocessor as a SavedModel over raw text.
 
     Signatures (each takes a batch, a 1-D string tensor per input):
@@ -30,9 +50,16 @@ def export_saved_model(model, output_dir: str | pathlib.Path, preprocessor=None)
 
     Args:
         model: `AlbertClassifier`.
-        output_dir: str or Path. The SavedModel folder; written beside it under a temporary
-            name, then renamed into place.
+        output_dir: str or Path. The SavedModel folder: new, empty, or an earlier export's
+            (see the module docstring).
         preprocessor: `AlbertPreprocessor`, default `model.preprocessor`.
+        overwrite: bool. Replace an earlier export made with other `arguments`.
+        arguments: dict or None. What makes this export this one (the command line's model
+            path, vocabulary and length): an export with equal ones is simply redone.
+
+    Raises:
+        ValueError: no preprocessor, not a classifier; `OutputFolderError` (one line) for a
+            folder not ours to write, a full disk or a folder we cannot write.
 
     Returns:
         `{signature name: output names}`.
@@ -87,19 +114,61 @@ def export_saved_model(model, output_dir: str | pathlib.Path, preprocessor=None)
     archive.add_endpoint("pairs", classify_pairs, input_signature=[TEXT, TEXT])
     archive.add_endpoint("tokenize", tokenize, input_signature=[TEXT])
 
-    output_dir = pathlib.Path(output_dir)
-    output_dir.parent.mkdir(parents=True, exist_ok=True)
-    staging = pathlib.Path(tempfile.mkdtemp(dir=output_dir.parent, prefix=f".{output_dir.name}."))
+    folder = OutputFolder(output_dir, COMMAND, arguments or {}, overwrite=overwrite).open()
     try:
-        archive.write_out(str(staging / "saved_model"), verbose=False)
-        if output_dir.exists():
-            shutil.rmtree(output_dir)
-        (staging / "saved_model").replace(output_dir)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+        _write_into(folder, archive)
+    except BaseException:
+        folder.close()
+        folder.discard_if_unused()
+        raise
+    folder.close()
     output = ["score"] if num_classes == 1 else ["probabilities"]
     return {
         "serving_default": output,
         "pairs": output,
         "tokenize": ["token_ids", "segment_ids", "padding_mask"],
     }
+
+
+def _write_into(folder: OutputFolder, archive) -> None:
+    """Writes the SavedModel into a hidden staging folder inside `folder`, then moves its
+    entries into place, replacing only entries this command wrote before."""
+    staging = atomic_write.temporary_path(os.path.join(folder.path, "saved_model"))
+    try:
+        try:
+            archive.write_out(staging, verbose=False)
+        except tf.errors.OpError as error:
+            raise _as_os_error(error, folder.path) from None
+        entries = sorted(os.listdir(staging))
+        for name in entries:
+            target = os.path.join(folder.path, name)
+            if os.path.lexists(target) and not folder.owns(name):
+                raise OutputFolderError(
+                    f"{target} exists and is not an earlier export's: move it away and rerun"
+                )
+        for name in entries:  # an earlier export's (same arguments, or `overwrite`)
+            _remove(os.path.join(folder.path, name))
+        for name in entries:
+            os.replace(os.path.join(staging, name), folder.claim(name))
+    except OSError as error:
+        raise OutputFolderError(os_error_line(error, folder.path)) from None
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def _as_os_error(error: tf.errors.OpError, path: str) -> OSError:
+    """TensorFlow's file errors as the OSError they stand for (a full disk, no permission)."""
+    message = str(error.message if hasattr(error, "message") else error)
+    if isinstance(error, tf.errors.ResourceExhaustedError) or "No space left" in message:
+        return OSError(errno.ENOSPC, "No space left on device", path)
+    if isinstance(error, tf.errors.PermissionDeniedError) or "Read-only" in message:
+        return OSError(errno.EACCES, "Permission denied", path)
+    return OSError(errno.EIO, message.splitlines()[0] if message else type(error).__name__, path)
+
+
+def _remove(path: str) -> None:
+    if os.path.isdir(path) and not os.path.islink(path):
+        shutil.rmtree(path)
+    else:
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(path)
