@@ -37,8 +37,8 @@ from albert_keras.training.model_files import (
     check_outside,
     find_spm_model,
     load_model_file,
-    one_line_os_errors,
     save_keras,
+    writing,
 )
 from albert_keras.training.precision import choose_precision, in_precision, loss_scaled
 from albert_keras.training.step_progress import progress_callbacks
@@ -162,7 +162,8 @@ def finetune_glue(
                 "wall_seconds": round(time.time() - started, 1),
             }
         )
-        _write_json(folder.claim("metrics.json"), summary)
+        with writing(folder, "metrics.json") as path:
+            _write_json(path, summary)
     return summary
 
 
@@ -183,8 +184,7 @@ def _predict_and_write(folder, classifier, task, read, encoder, devs, dev_inputs
         else:  # MNLI's mismatched dev
             summary.setdefault("other_splits", {})[split] = entry
         stem = task.test_splits[split.replace("dev", "test")]
-        path = folder.claim("dev_predictions", f"{stem}.tsv")
-        with one_line_os_errors(path):
+        with writing(folder, "dev_predictions", f"{stem}.tsv") as path:
             write_submission(path, task, dev.index, predictions)
         files["dev_predictions"].append(f"dev_predictions/{stem}.tsv")
     skipped = []
@@ -196,12 +196,10 @@ def _predict_and_write(folder, classifier, task, read, encoder, devs, dev_inputs
             continue
         inputs = glue_dataset(test, encoder, batch_size, with_labels=False)
         predictions = predicted_task.predictions(classifier.predict(inputs, verbose=0))
-        path = folder.claim("submission", f"{stem}.tsv")
-        with one_line_os_errors(path):
+        with writing(folder, "submission", f"{stem}.tsv") as path:
             write_submission(path, predicted_task, test.index, predictions)
         files["submission"].append(f"submission/{stem}.tsv")
-    path = folder.claim("model.keras")
-    with one_line_os_errors(path):
+    with writing(folder, "model.keras") as path:
         save_keras(classifier, path)
     return {**summary, "files": files, "skipped": skipped}
 

@@ -35,8 +35,8 @@ from albert_keras.training.model_files import (
     check_outside,
     find_spm_model,
     load_model_file,
-    one_line_os_errors,
     save_keras,
+    writing,
 )
 from albert_keras.training.precision import choose_precision, in_precision, loss_scaled
 from albert_keras.training.step_progress import progress_callbacks
@@ -171,9 +171,8 @@ def finetune_squad(
                 answerer, distribution, train_features, hyperparameters, precision, verbose
             )
         # Saved before predicting: whatever happens next, the fine-tuning is not lost.
-        model_path = out.claim("model.keras")
-        with one_line_os_errors(model_path):
-            save_keras(answerer, model_path)
+        with writing(out, "model.keras") as path:
+            save_keras(answerer, path)
         summary = {"version": version, "head": head, "predict_examples": len(predict)}
         files = _predict_and_score(
             out, answerer, version, predict, predict_features, hyperparameters, summary
@@ -193,9 +192,8 @@ def finetune_squad(
                 "wall_seconds": round(time.time() - started, 1),
             }
         )
-        metrics_path = out.claim("metrics.json")
-        with one_line_os_errors(metrics_path):
-            atomic_write.write_json(metrics_path, summary)
+        with writing(out, "metrics.json") as path:
+            atomic_write.write_json(path, summary)
     return summary
 
 
@@ -244,9 +242,9 @@ def _predict_and_score(out, answerer, version, predict, features, hyperparameter
         threshold = _dev_threshold(dataset, result)
     answers = result.answers(threshold) if version == "2.0" else result.answers()
     null_odds = result.null_odds if version == "2.0" else None
-    for name in ("predictions.json", "null_odds.json", "nbest_predictions.json"):
-        out.claim(name)
-    with one_line_os_errors(out.path):
+    with writing(out, "predictions.json"):
+        out.claim("null_odds.json")
+        out.claim("nbest_predictions.json")
         files = write_squad_predictions(out.path, answers, null_odds, result.nbest)
     if has_gold:
         summary["metrics"] = evaluate_squad(dataset, answers, null_odds)

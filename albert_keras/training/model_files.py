@@ -1,7 +1,7 @@
 """A fine-tuning job's model files: the `.keras` it starts from, the SentencePiece model beside
 it, and the `.keras` it writes (`load_model_file`, `load_keras_file`, `find_spm_model`,
 `save_keras`); `check_outside`: an input never lies in the folder a job writes; and
-`one_line_os_errors`: a full disk is one line naming the file."""
+`one_line_os_errors` / `writing`: a full disk is one line naming the file."""
 
 import contextlib
 import os
@@ -149,3 +149,22 @@ def one_line_os_errors(path):
             # The atomic writer's temporary is gone already: name the file the user asked for.
             error = OSError(error.errno, error.strerror)
         raise OutputFolderError(os_error_line(error, path)) from None
+
+
+@contextlib.contextmanager
+def writing(folder, *names: str):
+    """Claims `names` in the `OutputFolder` `folder` and yields their path; an `OSError` in the
+    block (or in the claim's manifest update) is one line naming that path.
+
+    Example:
+    >>> import tempfile
+    >>> from pipelines.output_folder import OutputFolder
+    >>> with OutputFolder(tempfile.mkdtemp(), "albert-keras demo") as folder:
+    ...     with writing(folder, "metrics.json") as path:
+    ...         atomic_write.write_json(path, {})
+    ...     folder.owns("metrics.json")
+    True
+    """
+    path = os.path.join(folder.path, *names)
+    with one_line_os_errors(path):
+        yield folder.claim(*names)

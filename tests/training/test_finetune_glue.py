@@ -97,7 +97,7 @@ def test_tiny_model_beats_the_majority_class_on_sst2_dev(sst2_run, glue_dir):
     assert [r[0] for r in submission[1:]] == ["0", "1", "2"]
     assert {r[1] for r in submission[1:]} <= {"0", "1"}
     assert sorted(p.name for p in sst2_run.iterdir()) == [
-        "dev_predictions", "metrics.json", "model.keras", "submission",
+        ".albert-keras.json", "dev_predictions", "metrics.json", "model.keras", "submission",
     ]  # fmt: skip
 
 
