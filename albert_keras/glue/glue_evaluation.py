@@ -24,7 +24,8 @@ class GlueEvaluation(keras.callbacks.Callback):
 
     Args:
         task: str or GlueTask.
-        dataset: tf.data.Dataset of inputs only (no labels), in the order of `labels`.
+        dataset: tf.data.Dataset of inputs only (no labels), in the order of `labels`; rows
+            after the last label (padding, as `AcceleratorRuntime.even_batches` adds) are ignored.
         labels: array of the split's class ids (or STS-B scores).
 
     Example:
@@ -54,6 +55,8 @@ class GlueEvaluation(keras.callbacks.Callback):
 
     def on_epoch_end(self, epoch, logs=None):
         outputs = self.model.predict(self.dataset, verbose=0)
+        # Rows past the labels pad the last batch to split over the replicas (even_batches).
+        outputs = keras.tree.map_structure(lambda rows: rows[: len(self.labels)], outputs)
         scores = glue_metrics(self.task, self.labels, self.task.predictions(outputs))
         step = int(keras.ops.convert_to_numpy(self.model.optimizer.iterations))
         self.history.append({"step": step, **scores})

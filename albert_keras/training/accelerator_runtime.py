@@ -50,6 +50,26 @@ class AcceleratorRuntime:
         """The distribution's scope: variables made inside it are placed on every replica."""
         return strategies.scope(self.distribution)
 
+    def even_batches(self, dataset):
+        """`dataset` with each batch padded, by repeating its last row, to a multiple of the
+        replicas on the JAX backend (unchanged elsewhere): `DataParallel` splits every batch
+        evenly, so a last partial batch (a dev set's) cannot be predicted inside `scope()`
+        otherwise. The padded rows' predictions come last; drop them (`[:len(examples)]`).
+
+        Args:
+            dataset: tf.data.Dataset of batches (tensors or nested dicts / tuples of them).
+
+        Example:
+        >>> import tensorflow as tf
+        >>> runtime = choose_accelerator_runtime("cpu")
+        >>> batches = runtime.even_batches(tf.data.Dataset.range(10).batch(4))
+        >>> [len(batch) for batch in batches]  # one replica: unchanged
+        [4, 4, 2]
+        """
+        if self.backend != "jax" or self.replicas == 1:
+            return dataset
+        return dataset.map(lambda *batch: _pad_rows(batch, self.replicas))
+
 
 def choose_accelerator_runtime(
     strategy: str = "auto",
@@ -184,3 +204,14 @@ def _keep_tensorflow_on_the_cpu() -> None:
         tf.config.set_visible_devices([], "GPU")
     except RuntimeError:  # TensorFlow already placed ops: too late, and harmless on CPU hosts
         pass
+
+
+def _pad_rows(batch: tuple, multiple: int):
+    import tensorflow as tf
+
+    def pad(rows):
+        missing = -tf.shape(rows)[0] % multiple
+        return tf.concat([rows, tf.repeat(rows[-1:], missing, axis=0)], axis=0)
+
+    padded = tf.nest.map_structure(pad, batch)
+    return padded[0] if len(padded) == 1 else padded

@@ -5,6 +5,10 @@ kernel of this Python (so of this virtual environment), with tiny settings put i
 after each notebook's `parameters` cell (as papermill does). A cell that raises fails the test.
 The fine-tuning notebook gets the model the pretraining notebook just wrote, exported in the
 official TF1 release's layout, so its conversion path runs too.
+
+Both notebooks run a second time on the JAX backend over 8 simulated host devices
+(`XLA_FLAGS=--xla_force_host_platform_device_count=8`: a v2-8's or v5e-8's shape, the path a
+Colab TPU runtime takes), the fine-tuning one from the model the pretraining one wrote.
 """
 
 import ast
@@ -35,6 +39,12 @@ TINY_CONFIG = {
 # Calls that only work (or only make sense) on Colab.
 COLAB_CALLS = ("pip", "run_line_magic", "drive.mount", "authenticate_user")
 TEST_ROWS = 40  # RTE "test" rows the CI GLUE folder gets (dev rows without their labels)
+JAX_KERNEL = "albert-jax-8-devices"  # this Python on JAX over 8 simulated host devices
+JAX_ENV = {
+    "KERAS_BACKEND": "jax",
+    "JAX_PLATFORMS": "cpu",
+    "XLA_FLAGS": "--xla_force_host_platform_device_count=8",
+}
 
 
 def settings_names(notebook) -> list[str]:
@@ -57,10 +67,10 @@ def with_settings(path: pathlib.Path, **settings):
     return notebook
 
 
-def execute(notebook, cwd: pathlib.Path):
+def execute(notebook, cwd: pathlib.Path, kernel_name: str = "python3"):
     """Runs every cell in a fresh kernel; raises `CellExecutionError` (with the cell) on failure."""
     NotebookClient(
-        notebook, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(cwd)}}
+        notebook, timeout=300, kernel_name=kernel_name, resources={"metadata": {"path": str(cwd)}}
     ).execute()
     return notebook
 
@@ -196,14 +206,15 @@ def test_notebook_trains_with_model_fit(path):
 @pytest.fixture(scope="module")
 def kernel_of_this_python(tmp_path_factory):
     """A `python3` kernel spec for sys.executable, first on JUPYTER_PATH: the notebooks run in
-    this environment whatever other `python3` kernels the machine has."""
+    this environment whatever other `python3` kernels the machine has. Beside it `JAX_KERNEL`,
+    the same Python with `JAX_ENV`."""
     root = tmp_path_factory.mktemp("jupyter")
-    spec = root / "kernels" / "python3"
-    spec.mkdir(parents=True)
     argv = [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
-    (spec / "kernel.json").write_text(
-        json.dumps({"argv": argv, "display_name": "albert-keras tests", "language": "python"})
-    )
+    for name, env in (("python3", {}), (JAX_KERNEL, JAX_ENV)):
+        spec = root / "kernels" / name
+        spec.mkdir(parents=True)
+        kernel = {"argv": argv, "display_name": f"albert-keras tests {name}", "language": "python"}
+        (spec / "kernel.json").write_text(json.dumps({**kernel, "env": env}))
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("JUPYTER_PATH", str(root))
         patch.setenv("TF_CPP_MIN_LOG_LEVEL", "2")
@@ -233,10 +244,9 @@ def glue_dir(shared_data, tmp_path_factory):
     return root
 
 
-@pytest.fixture(scope="module")
-def pretrain_run(kernel_of_this_python, corpus, tmp_path_factory):
-    work = tmp_path_factory.mktemp("pretrain")
-    notebook = with_settings(
+def tiny_pretraining(corpus, work: pathlib.Path, **settings):
+    """The pretraining notebook with the CI's tiny settings (and `settings`) for a run in `work`."""
+    return with_settings(
         PRETRAIN_NOTEBOOK,
         CORPUS=str(corpus / "train.txt"),
         HELDOUT=str(corpus / "heldout.txt"),
@@ -255,8 +265,15 @@ def pretrain_run(kernel_of_this_python, corpus, tmp_path_factory):
         CHECKPOINT_EVERY=10,
         EVAL_STEPS=4,
         SEED=7,
+        **settings,
     )
-    return {"notebook": execute(notebook, work), "work": work / "run", "saved": work / "saved"}
+
+
+@pytest.fixture(scope="module")
+def pretrain_run(kernel_of_this_python, corpus, tmp_path_factory):
+    work = tmp_path_factory.mktemp("pretrain")
+    notebook = execute(tiny_pretraining(corpus, work), work)
+    return {"notebook": notebook, "work": work / "run", "saved": work / "saved"}
 
 
 @pytest.fixture(scope="module")
@@ -271,13 +288,10 @@ def release_folder(pretrain_run, tmp_path_factory):
     return folder
 
 
-@pytest.fixture(scope="module")
-def finetune_run(kernel_of_this_python, release_folder, glue_dir, tmp_path_factory):
-    work = tmp_path_factory.mktemp("finetune")
-    notebook = with_settings(
+def tiny_finetuning(glue_dir, work: pathlib.Path, **settings):
+    """The GLUE notebook with the CI's tiny settings (and `settings`: the model) in `work`."""
+    return with_settings(
         FINETUNE_NOTEBOOK,
-        PRETRAINED=str(release_folder),
-        PRETRAINED_FORMAT="tf1",
         TASK="RTE",
         GLUE_SOURCE="tsv",
         GLUE_DIR=str(glue_dir),
@@ -290,8 +304,36 @@ def finetune_run(kernel_of_this_python, release_folder, glue_dir, tmp_path_facto
         EVAL_EVERY=10,
         PATIENCE=0,
         SEED=7,
+        **settings,
     )
-    return {"notebook": execute(notebook, work), "work": work / "run", "saved": work / "saved"}
+
+
+@pytest.fixture(scope="module")
+def finetune_run(kernel_of_this_python, release_folder, glue_dir, tmp_path_factory):
+    work = tmp_path_factory.mktemp("finetune")
+    notebook = tiny_finetuning(
+        glue_dir, work, PRETRAINED=str(release_folder), PRETRAINED_FORMAT="tf1"
+    )
+    notebook = execute(notebook, work)
+    return {"notebook": notebook, "work": work / "run", "saved": work / "saved"}
+
+
+@pytest.fixture(scope="module")
+def jax_runs(kernel_of_this_python, corpus, glue_dir, tmp_path_factory):
+    """Both notebooks on JAX over 8 simulated devices: pretraining with its records copied to
+    and read from a `GCS_DIR` (a local folder here: tf.io.gfile reads both), then fine-tuning
+    from the `model.keras` it wrote (the notebooks' default chain)."""
+    work = tmp_path_factory.mktemp("jax")
+    pretraining = tiny_pretraining(
+        corpus, work / "pretrain", KERAS_BACKEND="jax", GCS_DIR=str(work / "bucket")
+    )
+    execute(pretraining, work, kernel_name=JAX_KERNEL)
+    model = work / "pretrain" / "run" / "pretrain" / "model.keras"
+    finetuning = tiny_finetuning(
+        glue_dir, work / "finetune", KERAS_BACKEND="jax", PRETRAINED=str(model)
+    )
+    execute(finetuning, work, kernel_name=JAX_KERNEL)
+    return {"pretraining": pretraining, "finetuning": finetuning, "work": work}
 
 
 def test_both_notebooks_run_end_to_end(pretrain_run, finetune_run, glue_dir):
@@ -340,10 +382,11 @@ def check_pretraining(pretrain_run):
 
 def check_finetuning(finetune_run, glue_dir):
     work, notebook = finetune_run["work"], finetune_run["notebook"]
-    # The TF1 release layout was converted and saved with its SentencePiece model beside it.
+    # The TF1 release layout was converted and saved with its SentencePiece model beside it,
+    # named after the model (save_imported).
     assert sorted(p.name for p in (work / "converted").iterdir()) == [
-        "30k-clean.model",
         "model.keras",
+        "model.spiece.model",
     ]
     metrics = json.loads((work / "RTE" / "metrics.json").read_text())
     assert (metrics["task"], metrics["split"], metrics["num_examples"]) == ("RTE", "dev", 277)
@@ -374,3 +417,51 @@ def check_finetuning(finetune_run, glue_dir):
     assert (saved / "model.keras").read_bytes() == (work / "RTE" / "model.keras").read_bytes()
     assert (saved / "submission" / "RTE.tsv").is_file()
     assert not outputs_of(notebook, "ename")
+
+
+# === On JAX, over 8 simulated devices ===
+
+JAX_LINE = (
+    "runtime: jax backend, DataParallel over 8 cpu device(s), global batch 16 = 8 x 2, "
+    "steps_per_execution=1; why: asked for\n"
+)
+
+
+def fit_ran_over(notebook) -> dict:
+    """What the fit cell printed about the distribution `fit` ran in."""
+    (cell,) = fit_cells(notebook)
+    text = "".join(o.get("text", "") for o in cell.outputs)
+    (line,) = [line for line in text.splitlines() if line.startswith("fit runs over ")]
+    return json.loads(line[len("fit runs over ") :])
+
+
+def test_both_notebooks_run_on_jax_over_8_devices(jax_runs):
+    work = jax_runs["work"]
+    eight = {"distribution": "DataParallel", "mesh": {"batch": 8}, "variable_devices": 8}
+    for notebook in (jax_runs["pretraining"], jax_runs["finetuning"]):
+        assert JAX_LINE in stream_text(notebook).splitlines(True)
+        assert fit_ran_over(notebook) == eight
+        assert not outputs_of(notebook, "ename")
+
+    summary = json.loads((work / "pretrain" / "run" / "pretrain" / "summary.json").read_text())
+    assert summary["device"] == {
+        "strategy": "DataParallel",
+        "replicas": 8,
+        "platform": "cpu",
+        "backend": "jax",
+        "runtime": JAX_LINE.strip(),
+    }
+    # fit read the records from GCS_DIR, where the notebook copied them with tf.io.gfile.
+    assert summary["config"]["records"] == f"{work / 'bucket'}/records/train/*.tfrecord"
+    local = sorted(p.name for p in (work / "pretrain" / "run" / "records" / "train").iterdir())
+    copied = sorted(p.name for p in (work / "bucket" / "records" / "train").iterdir())
+    assert copied == [name for name in local if name.endswith(".tfrecord")] and len(copied) == 2
+    assert [entry["step"] for entry in summary["history"]] == [10, 20, 30]
+    assert fit_cell_output(jax_runs["pretraining"]) == "fit ran 3 period(s); 3 in all\n"
+    assert "model.keras vs backbone.keras: max |difference|" in stream_text(jax_runs["pretraining"])
+
+    metrics = json.loads((work / "finetune" / "run" / "RTE" / "metrics.json").read_text())
+    assert metrics["model"] == str(work / "pretrain" / "run" / "pretrain" / "model.keras")
+    assert [h["step"] for h in metrics["history"]] == [10, 20]
+    assert fit_cell_output(jax_runs["finetuning"]) == "fit ran 2 period(s), 20 steps\n"
+    assert "277 predictions, the same as reloaded" in stream_text(jax_runs["finetuning"])

@@ -6,6 +6,7 @@ import pytest
 import tensorflow as tf
 
 from albert_keras.training.accelerator_runtime import (
+    AcceleratorRuntime,
     check_global_batch,
     choose_accelerator_runtime,
     distribution_state,
@@ -68,3 +69,21 @@ def test_steps_per_execution(platform, period, expected):
 def test_unknown_strategy_is_refused():
     with pytest.raises(ValueError, match="strategy='tpus' is not one of"):
         choose_accelerator_runtime("tpus")
+
+
+def test_even_batches_pads_each_batch_to_the_replicas_on_jax():
+    runtime = AcceleratorRuntime("jax", None, "tpu", 8, 1, "")
+    rows = tf.data.Dataset.from_tensor_slices({"ids": tf.range(21), "pair": tf.range(21) * 10})
+    batches = list(runtime.even_batches(rows.batch(16)))
+    assert [len(batch["ids"]) for batch in batches] == [16, 8]
+    # The padding repeats the last real row, after every real row.
+    assert batches[1]["ids"].numpy().tolist() == [16, 17, 18, 19, 20, 20, 20, 20]
+    assert batches[1]["pair"].numpy().tolist() == [160, 170, 180, 190, 200, 200, 200, 200]
+    single = tf.data.Dataset.range(21).batch(16)
+    assert [len(b) for b in runtime.even_batches(single)] == [16, 8]
+    # One replica, or TensorFlow: unchanged.
+    for unchanged in (
+        AcceleratorRuntime("jax", None, "cpu", 1, 1, ""),
+        choose_accelerator_runtime("cpu"),
+    ):
+        assert [len(b) for b in unchanged.even_batches(single)] == [16, 5]
