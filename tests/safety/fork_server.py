@@ -3,7 +3,8 @@
 Starting `albert-keras` costs an import of TensorFlow (5-25 s on the test machines) before the
 command does anything; the suite runs some sixty commands that mostly refuse in their first
 second. So this process imports what the commands import, once, the way the command line does
-(`configure_logging`, then `import_tensorflow`, quietly), runs no TensorFlow op (so no thread
+(`configure_logging`, then `import_tensorflow`, quietly; nothing that prints as it loads, so a
+child's stderr is what a fresh interpreter's would be), runs no TensorFlow op (so no thread
 pool exists to be broken by `fork`), and then, per request, forks a child that is the command:
 its own PID (a lock file names it), its own file descriptors 1 and 2, its own process group
 (killed whole on a timeout, worker processes included), and its exit status.

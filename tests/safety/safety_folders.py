@@ -78,12 +78,13 @@ def other_output(folder: pathlib.Path, command: str, model: str | None) -> pathl
     return folder
 
 
-# The holder of case (c): claims a file, writes it, says so, then sleeps holding the lock.
+# The holder of case (c): claims a file (named as no command's output: the lock must be what
+# refuses, not a name clash), writes it, says so, then sleeps holding the lock.
 HOLDER = """
 import pathlib, sys, time
 from pipelines.output_folder import OutputFolder
 out = OutputFolder(sys.argv[1], sys.argv[2], {"seed": 1}).open()
-pathlib.Path(out.claim("model.keras")).write_bytes(b"the live run's model")
+pathlib.Path(out.claim("live-run.log")).write_text("step 1 of the live run")
 print("ready", flush=True)
 time.sleep(600)
 """

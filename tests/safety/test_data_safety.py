@@ -15,8 +15,9 @@ byte (sha256), and a refusal leaves nothing new but empty folders and our manife
 A control case, new_folder, runs the same command line into a new folder and must succeed: the
 refusals above are the folder's doing, not a wrong flag's (marked slow where it trains).
 
-Each command is a fork of one warm interpreter (tests/safety/fork_server.py: TensorFlow is
-imported once, not sixty times); ALBERT_SAFETY_FRESH_INTERPRETERS=1 runs each in a new one.
+Each `albert-keras` command is a fork of one warm interpreter (tests/safety/fork_server.py:
+TensorFlow imported once, not fifty times); `python -m pipelines...` commands, which import no
+TensorFlow, run in fresh interpreters; ALBERT_SAFETY_FRESH_INTERPRETERS=1 runs all in fresh ones.
 """
 
 from __future__ import annotations
