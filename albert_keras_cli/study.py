@@ -6,6 +6,7 @@ import argparse
 import shlex
 
 from albert_keras_cli.config_flags import add_config_flag, parse_config_flags
+from albert_keras_cli.job_arguments import add_overwrite_flag
 
 # Also in `albert_keras.study.study_spec.BUILTIN_CELLS` (not imported here: it loads TensorFlow).
 BUILTIN_SPECS = ("table3", "table4", "table5")
@@ -16,6 +17,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "spec", help=f"a built-in ({', '.join(BUILTIN_SPECS)}) or a .yaml / .json spec file"
     )
     parser.add_argument("--output_dir", required=True, help="the study's folder (resumable)")
+    add_overwrite_flag(parser, "study")
     parser.add_argument("--corpus", help="glob of pretraining text (the spec's `corpus`)")
     parser.add_argument("--heldout", help="glob of held-out text, taken out of the corpus")
     parser.add_argument("--spm_model", help="SentencePiece model for records and fine-tuning")
@@ -45,6 +47,7 @@ def run(args: argparse.Namespace) -> int:
         overrides=overrides,
         command=command_line(args),
         report_only=args.report_only,
+        overwrite=args.overwrite,
     )
     done = sum(len(row["seeds"]) for row in report["rows"])
     print(f"study {args.spec}: {done} runs -> {args.output_dir}/report.md")

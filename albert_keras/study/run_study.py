@@ -24,9 +24,14 @@ from albert_keras.study.study_progress import StudyProgress
 from albert_keras.study.study_report import write_report
 from albert_keras.study.study_spec import StudySpec, load_spec
 from pipelines import atomic_write
+from pipelines.output_folder import MANIFEST, OutputFolder, OutputFolderError
 
 # Keys that change nothing a finished run measured: a rerun may change them.
 _FREE_KEYS = ("description",)
+COMMAND = "albert-keras study"
+# What a study writes at the top of its folder (an --overwrite removes these, nothing else).
+ENTRIES = ("study.json", "data", "cells", "report.md", "report.json", "pretraining_curves.png",
+           "downstream.png")  # fmt: skip
 
 
 def run_study(
@@ -37,6 +42,7 @@ def run_study(
     command: str | None = None,
     stream=None,
     report_only: bool = False,
+    overwrite: bool = False,
 ) -> dict:
     """Runs (or resumes) a study and writes its report; returns the report's data.
 
@@ -48,7 +54,9 @@ def run_study(
         command: str. The command line that reproduces the study, quoted in the report.
         stream: file. Progress lines (default stdout).
         report_only: bool. Only rewrite the report from the runs finished so far (e.g. while
-            the study still runs elsewhere); nothing is trained.
+            the study still runs elsewhere: it takes no lock); nothing is trained.
+        overwrite: bool. Over an earlier study with another budget in `output_dir`, remove
+            what that study wrote (and nothing else) and start anew, instead of refusing.
 
     Returns:
         dict: what `report.json` holds.
@@ -65,8 +73,20 @@ def run_study(
         spec = load_spec(spec, overrides)
     elif overrides:
         raise ValueError("overrides go with a spec name, path or dict, not a StudySpec")
+    if report_only:
+        _check_is_study(output_dir)
+        return _run(spec, output_dir, command, stream, report_only=True)
+    # The budget decides resume, as `study.json` did; cells may be added to a study.
+    budget = {k: v for k, v in spec.to_dict().items() if k not in (*_FREE_KEYS, "cells")}
+    with OutputFolder(output_dir, COMMAND, budget, overwrite=overwrite) as folder:
+        for name in ENTRIES:
+            folder.claim(name)
+        return _run(spec, output_dir, command, stream)
+
+
+def _run(spec: StudySpec, output_dir: str, command, stream, *, report_only=False) -> dict:
+    """The study itself, in its (checked, locked) folder: data, runs, report."""
     settings = spec.settings
-    os.makedirs(output_dir, exist_ok=True)
     _check_same_study(spec, output_dir)
     runs = [(cell, seed) for seed in settings["seeds"] for cell in spec.cells]
     progress = StudyProgress(
@@ -115,6 +135,19 @@ def _scores(summary: dict) -> str:
         "downstream avg": summary["downstream_average"],
     }
     return ", ".join(f"{k} {v:.3f}" for k, v in scores.items() if v is not None)
+
+
+def _check_is_study(output_dir: str) -> None:
+    """`--report_only` reads a study's folder without its lock: it must be a study's."""
+    try:
+        with open(os.path.join(output_dir, MANIFEST), encoding="utf-8") as f:
+            command = json.load(f).get("command")
+    except (OSError, ValueError, AttributeError):
+        command = None
+    if command != COMMAND:
+        raise OutputFolderError(
+            f"{output_dir} holds no `{COMMAND}` output: --report_only reports a study's folder"
+        )
 
 
 def _check_same_study(spec: StudySpec, output_dir: str) -> None:

@@ -20,7 +20,6 @@ import gc
 import json
 import math
 import os
-import shutil
 import time
 
 from pipelines import atomic_write
@@ -252,11 +251,11 @@ def _finetune(spec, cell, seed, folder, pretrain_dir, task, glue_dir, progress) 
         )
         progress.finetuned(time.time() - started)
         # The fine-tuned classifier is not needed for the study (metrics.json and the dev
-        # predictions stay); sixty of them would fill a disk.
+        # predictions stay); sixty of them would fill a disk. The study's own file: its
+        # finetune_glue wrote it into the study's folder a moment ago.
         model_path = os.path.join(out, "model.keras")
         if os.path.exists(model_path):
             os.remove(model_path)
-        shutil.rmtree(os.path.join(out, "checkpoints"), ignore_errors=True)
         keras.backend.clear_session()
         gc.collect()
     with open(metrics_path) as f:

@@ -11,9 +11,10 @@ import pathlib
 import keras
 import pytest
 
-from albert_keras import cli
 from albert_keras.study import load_spec, run_study, study_cell
 from albert_keras.study.study_cell import run_folder
+from albert_keras_cli import main as cli
+from pipelines.output_folder import MANIFEST
 
 SPM = "vocab/30k-clean.reconstructed.model"
 
@@ -209,8 +210,18 @@ def test_a_pretraining_killed_mid_run_resumes_from_its_checkpoint(shared_data, t
     with open(state, "w") as f:
         json.dump(saved, f)
     spec["steps"] = 4
-    with pytest.raises(ValueError, match="another budget .changed: steps"):
+    with pytest.raises(ValueError, match=r"other arguments \(steps: 2 before, 4 now\)"):
         run_study(spec, out)  # the study refuses a changed budget in the same folder
+    # The folders' manifests, as the killed run left them: planned for 4 steps.
+    for manifest, planned in (
+        (os.path.join(out, MANIFEST), {"steps": 4}),
+        (os.path.join(folder, "pretrain", MANIFEST), {"max_steps": 4, "warmup_steps": 0}),
+    ):
+        with open(manifest) as f:
+            record = json.load(f)
+        record["arguments"].update(planned)
+        with open(manifest, "w") as f:
+            json.dump(record, f)
     os.remove(os.path.join(out, "study.json"))
     run_study(spec, out)
     with open(os.path.join(folder, "pretrain", "summary.json")) as f:

@@ -4,9 +4,9 @@ import json
 
 import pytest
 
-from albert_keras import cli
 from albert_keras.study import load_spec
 from albert_keras.study.study_spec import BASELINE
+from albert_keras_cli import main as cli
 from albert_keras_cli.config_flags import parse_config_flags
 
 

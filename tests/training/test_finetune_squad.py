@@ -6,8 +6,8 @@ import keras
 import pytest
 
 import albert_keras as ak
-from albert_keras import cli
 from albert_keras.squad import evaluate_squad
+from albert_keras_cli import main as cli
 
 SPM = "vocab/30k-clean.reconstructed.model"
 SQUAD = "squad/squad-v2.0-dev-part.json"
