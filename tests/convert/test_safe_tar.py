@@ -292,3 +292,22 @@ def test_a_full_disk_while_writing_is_one_line_and_removes_what_was_written(tmp_
         "free some space and rerun"
     )
     assert not (tmp_path / "out").exists()
+
+
+def test_convert_and_from_preset_refuse_the_attack_in_one_line(tmp_path, capsys):
+    # The command line and the preset loader unpack through safe_extract_tar, into a temporary
+    # folder of their own: the archive is refused before that folder gets a byte.
+    from albert_keras.presets.preset_loader import load_pretrainer
+    from albert_keras_cli.main import main
+
+    archive = path_max_attack(tmp_path / "albert_base_v2.tar.gz", tmp_path / "unpacked")
+    before = tree_digest(tmp_path)
+    argv = ["convert", "--source", "tf1", str(archive), "--output", str(tmp_path / "a.keras")]
+    assert main(argv) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith(
+        f"albert-keras convert: error: {archive}: member 'a' is a symbolic link to 'ddd"
+    )
+    with pytest.raises(CheckpointError, match=f"{archive}: member 'a' is a symbolic link"):
+        load_pretrainer(str(archive))
+    assert tree_digest(tmp_path) == before
