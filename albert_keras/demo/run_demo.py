@@ -3,8 +3,14 @@ saved model -> fine-tuning (with and without pretraining), with a summary and a 
 `make demo` runs it on the embedded corpus (no download); flags point it at your own corpus.
 """
 
+import glob
+import json
+import os
 import pathlib
+import shutil
 import time
+
+from pipelines.output_folder import MANIFEST, OutputFolder
 
 # Chosen by measurement (README, "What the demo's defaults were picked from"): a model, corpus
 # and budget that learn visibly in about 5 minutes on 2 CPU cores.
@@ -34,6 +40,12 @@ DEFAULTS = {
 }
 
 
+COMMAND = "albert-keras demo"
+# What the demo writes at the top of its folder (a rerun replaces these, nothing else).
+ENTRIES = ("corpus", "vocab", "records", "untrained", "pretrain", "source_task", "finetune",
+           "summary.json", "loss_curves.png")  # fmt: skip
+
+
 def _stage(title: str) -> float:
     print(f"\n=== {title} ===", flush=True)
     return time.perf_counter()
@@ -55,7 +67,10 @@ def run_demo(
 
     Args:
         output_dir: str. Everything goes here (`corpus/`, `vocab/`, `records/`, `untrained/`,
-            `pretrain/`, `finetune/`, `summary.json`, `loss_curves.png`).
+            `pretrain/`, `source_task/`, `finetune/`, `summary.json`, `loss_curves.png`).
+            A new or empty folder, or an earlier demo's: a rerun replaces the files the earlier
+            demo wrote (its manifest lists them) and nothing else; any other folder is refused
+            (`pipelines.output_folder`).
         corpus: str. Glob(s) of your training text; default: the embedded corpus (docstrings
             and the language reference of the installed Python, see `docstring_corpus`).
         heldout: str. Glob(s) of held-out text for evaluation (needed with `corpus`).
@@ -73,11 +88,6 @@ def run_demo(
     ... # doctest: +SKIP
     True
     """
-    from albert_keras.demo.demo_data import prepare_corpus, prepare_records
-    from albert_keras.demo.demo_finetuning import run_finetuning
-    from albert_keras.demo.demo_pretraining import run_pretraining
-    from albert_keras.demo.demo_report import plot_curves, print_summary, write_summary
-
     unknown = sorted(set(settings) - set(DEFAULTS))
     if unknown:
         raise ValueError(f"unknown demo setting(s) {', '.join(unknown)}")
@@ -85,10 +95,29 @@ def run_demo(
     backbone_config = _backbone_config(config or {})
     started = time.perf_counter()
     out = pathlib.Path(output_dir).resolve()
-    out.mkdir(parents=True, exist_ok=True)
+    _check_inputs_outside(out, corpus=corpus, heldout=heldout, glue_dir=glue_dir)
+    arguments = {"corpus": corpus, "heldout": heldout, "input_format": input_format,
+                 "config": backbone_config, "finetune_task": finetune_task,
+                 "glue_dir": glue_dir, **s}  # fmt: skip
+    with OutputFolder(out, COMMAND, arguments, overwrite=True) as folder:
+        _remove_earlier_run(out)
+        for name in ENTRIES:
+            folder.claim(name)
+        text_flags, task_flags = (corpus, heldout, input_format), (finetune_task, glue_dir)
+        return _run_stages(out, s, backbone_config, started, text_flags, task_flags, verbose)
+
+
+def _run_stages(out, s, backbone_config, started, text_flags, task_flags, verbose) -> dict:
+    """The five stages, in the demo's (checked, locked) folder `out`."""
+    from albert_keras.demo.demo_data import prepare_corpus, prepare_records
+    from albert_keras.demo.demo_finetuning import run_finetuning
+    from albert_keras.demo.demo_pretraining import run_pretraining
+    from albert_keras.demo.demo_report import plot_curves, print_summary, write_summary
+
+    corpus, heldout, input_format = text_flags
+    finetune_task, glue_dir = task_flags
     summary = {"output_dir": str(out), "settings": s}
     timings = summary["seconds"] = {}
-
     t = _stage("1/5 corpus")
     text = prepare_corpus(out, corpus, heldout, s["corpus_megabytes"])
     summary["corpus"] = text["summary"]
@@ -154,3 +183,32 @@ def _backbone_config(overrides: dict) -> dict:
             f"from {', '.join(sorted(known))} (the vocabulary and sequence length have flags)"
         )
     return {**DEMO_CONFIG, **overrides}
+
+
+def _remove_earlier_run(out: pathlib.Path) -> None:
+    """Removes what an earlier demo wrote here: the entries its manifest lists, nothing else.
+
+    A demo always starts over (its steps would otherwise resume or refuse their own earlier
+    output); called with the folder's lock held.
+    """
+    with open(out / MANIFEST, encoding="utf-8") as file:
+        earlier = json.load(file)["files"]
+    for name in earlier:
+        path = out / name
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        elif path.exists() or path.is_symlink():
+            path.unlink()
+
+
+def _check_inputs_outside(out: pathlib.Path, **globs: str | None) -> None:
+    """A rerun replaces the demo's folder: the user's corpus or GLUE data must not be in it."""
+    for flag, patterns in globs.items():
+        for pattern in (patterns or "").split(","):
+            for path in glob.glob(pattern.strip()) if pattern.strip() else ():
+                inside = os.path.realpath(path)
+                if inside == str(out) or inside.startswith(str(out) + os.sep):
+                    raise ValueError(
+                        f"--{flag} {path} lies inside --output_dir {out}: the demo replaces "
+                        "that folder's contents; move it or choose another output folder"
+                    )

@@ -163,3 +163,64 @@ def test_demo_end_to_end(tmp_path, capsys):
     )
     text = capsys.readouterr().out
     assert f"pretraining adds {finetune['gain']:+.3f}" in text
+
+
+# === The demo's folder (issue 29): a rerun replaces the demo's own files, nothing else ===
+
+
+def _fake_stages(out, s, *args):
+    """What the stages write, in small: a file and a folder of the demo's."""
+    (out / "summary.json").write_text(json.dumps({"seed": s["seed"]}))
+    (out / "pretrain").mkdir()
+    (out / "pretrain" / "model.keras").write_text(f"model of seed {s['seed']}")
+    return {"seed": s["seed"]}
+
+
+def test_a_rerun_replaces_the_demos_own_files_and_nothing_else(tmp_path, monkeypatch):
+    monkeypatch.setattr(run_demo_module, "_run_stages", _fake_stages)
+    out = tmp_path / "demo_output"
+    assert run_demo(str(out), seed=1) == {"seed": 1}
+    (out / "my_notes.txt").write_text("written by the user between two runs\n")
+    # Twice in a row, the same settings or others: each run starts over in its own files.
+    for seed in (1, 2):
+        assert run_demo(str(out), seed=seed) == {"seed": seed}
+        assert (out / "pretrain" / "model.keras").read_text() == f"model of seed {seed}"
+    assert sorted(p.name for p in out.iterdir()) == [
+        ".albert-keras.json", "my_notes.txt", "pretrain", "summary.json",
+    ]  # fmt: skip
+    assert (out / "my_notes.txt").read_text() == "written by the user between two runs\n"
+
+
+def test_a_folder_the_demo_did_not_write_is_refused_before_anything_runs(tmp_path, capsys):
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "thesis.tex").write_text("years of work\n")
+    pretrained = tmp_path / "pretrained"
+    pretrained.mkdir()
+    (pretrained / ".albert-keras.json").write_text(
+        json.dumps({"command": "albert-keras pretrain", "arguments": {}, "files": []})
+    )
+    for out, message in (
+        (mine, "holds files albert-keras did not write (thesis.tex)"),
+        (pretrained, "holds the output of `albert-keras pretrain`, not of `albert-keras demo`"),
+    ):
+        assert main(["demo", f"--output_dir={out}", *TINY_FLAGS]) == 2
+        error = capsys.readouterr().err.strip().splitlines()
+        assert len(error) == 1 and message in error[0], error
+    assert sorted(p.name for p in mine.iterdir()) == ["thesis.tex"]
+    # A corpus inside the demo's folder would be deleted by the next run: refused.
+    corpus = tmp_path / "demo_output" / "text.txt"
+    corpus.parent.mkdir()
+    corpus.write_text("my corpus\n")
+    with pytest.raises(ValueError, match="--corpus .*text.txt lies inside --output_dir"):
+        run_demo(str(corpus.parent), corpus=str(corpus), heldout=str(corpus))
+
+
+@pytest.mark.slow  # two tiny demos: ~2-4 min on 2 quiet cores
+def test_the_demo_runs_twice_in_a_row_in_one_folder(tmp_path, capsys):
+    for _ in range(2):  # `make demo` twice: the second replaces the first's files
+        assert main(["demo", f"--output_dir={tmp_path}", *TINY_FLAGS]) == 0
+        summary = json.loads((tmp_path / "summary.json").read_text())
+        assert summary["pretrain"]["steps"] == 40
+        assert summary["reload"]["max_abs_difference"] == 0.0
+        assert (tmp_path / "finetune" / "untrained" / "model.keras").exists()
