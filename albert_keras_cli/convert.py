@@ -7,11 +7,18 @@
 
 Errors (unknown or missing variables, wrong shapes, corrupt files, unsafe archives) end the
 command with a one-line message naming the file and a non-zero exit.
+
+Nothing a user owns is replaced: `--output x.keras` writes `x.keras` and its vocabulary
+`x.spiece.model` and refuses either if it exists; each `--to FORMAT DIR` folder is convert's own
+(`pipelines.output_folder`: a user's files or another command's output refused). `--overwrite`
+replaces an existing `--output` and an earlier conversion into a `--to` folder, only that.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import pathlib
 import tempfile
 
@@ -19,6 +26,13 @@ import tempfile
 # importing it here would load TensorFlow for `--help`.
 SOURCES = ("tf1", "hf", "keras-hub", "keras")
 TARGETS = ("hf", "keras-hub", "tf1")
+# What `export_model` writes into a `--to` folder, per format.
+EXPORTED_NAMES = {
+    "hf": ("config.json", "model.safetensors", "spiece.model"),
+    "keras-hub": ("config.json", "metadata.json", "model.weights.h5", "tokenizer.json", "assets"),
+    "tf1": ("albert_config.json", "checkpoint", "model.ckpt.index",
+            "model.ckpt.data-00000-of-00001", "30k-clean.model"),
+}  # fmt: skip
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -38,6 +52,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar=("FORMAT", "DIR"),
         help=f"also export: FORMAT one of {', '.join(TARGETS)} (repeatable)",
     )
+    parser.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace an existing --output (and its .spiece.model) and an earlier conversion "
+        "in a --to folder",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -50,6 +70,44 @@ def run(args: argparse.Namespace) -> int:
     if args.output and not args.output.endswith(".keras"):
         raise ValueError(f"--output {args.output}: the file name must end in .keras")
 
+    from albert_keras.convert.convert_checkpoint import check_outputs
+
+    if args.output:
+        check_outputs(args.output, overwrite=args.overwrite)
+    with contextlib.ExitStack() as stack:
+        folders = [stack.enter_context(_target(args, t, d)) for t, d in args.to]
+        _convert(args, folders)
+    return 0
+
+
+@contextlib.contextmanager
+def _target(args: argparse.Namespace, target: str, directory: str):
+    """A `--to` target: its folder opened as convert's own (a `.keras` file: checked as new);
+    a conversion that fails before writing into it leaves no folder it made."""
+    from pipelines.output_folder import OutputFolder, check_new_file
+
+    if target == "keras-hub" and directory.endswith(".keras"):
+        check_new_file(directory, overwrite=args.overwrite)
+        yield None
+        return
+    arguments = {
+        "source": args.source,
+        "path": os.path.abspath(args.path),
+        "config_file": args.config_file and os.path.abspath(args.config_file),
+        "format": target,
+    }
+    folder = OutputFolder(directory, "albert-keras convert", arguments, overwrite=args.overwrite)
+    with folder:  # opened here: checks, lock, manifest
+        try:
+            yield folder
+        except BaseException:
+            folder.close()
+            folder.discard_if_unused()
+            raise
+
+
+def _convert(args: argparse.Namespace, folders: list) -> None:
+    """Imports `args.path`, writes `--output` and each `--to` target (their folders opened)."""
     from albert_keras.convert.convert_checkpoint import (
         export_model,
         import_checkpoint,
@@ -71,15 +129,20 @@ def run(args: argparse.Namespace) -> int:
         print(f"  note: {note}")
 
     if args.output:
-        for path in save_imported(imported, args.output):
-            print(f"wrote {path}")
+        model, *vocabulary = save_imported(imported, args.output, overwrite=args.overwrite)
+        print(f"wrote {model}")
+        for path in vocabulary:
+            print(f"wrote {path}: the vocabulary of {model.name} ({imported.sentencepiece_name})")
     with tempfile.TemporaryDirectory(prefix="albert-convert-") as scratch:
         spm = None
         if imported.sentencepiece is not None:
             spm = pathlib.Path(scratch) / imported.sentencepiece_name
             spm.write_bytes(imported.sentencepiece)
-        for target, directory in args.to:
+        for (target, directory), folder in zip(args.to, folders):
+            # Recorded as this conversion's before they are written: a failed write leaves a
+            # folder a rerun may still write into (and --overwrite clear).
+            for name in EXPORTED_NAMES[target] if folder is not None else ():
+                folder.claim(name)
             for note in export_model(imported.pretrainer, target, directory, sentencepiece=spm):
                 print(f"  note: {note}")
             print(f"wrote {target} to {directory}")
-    return 0

@@ -18,10 +18,12 @@ from albert_keras.convert.official_format import (
     POOLER,
     SENTENCE_HEAD,
     CheckpointError,
+    check_keras_file,
 )
 from albert_keras.convert.safe_tar import safe_extract_tar
 from albert_keras.convert.tf1_checkpoint import find_tf1_checkpoint, read_tf1_checkpoint
 from pipelines import atomic_write
+from pipelines.output_folder import check_new_file
 
 SOURCES = ("tf1", "hf", "keras-hub", "keras")
 TARGETS = ("hf", "keras-hub", "tf1")
@@ -64,22 +66,46 @@ def import_checkpoint(
         return imported
 
 
-def save_imported(imported: ImportedModel, output: str | pathlib.Path) -> list[pathlib.Path]:
-    """Saves the pretrainer as `output` (a `.keras` file) and the SentencePiece model beside it.
+def vocabulary_path(output: str | pathlib.Path) -> pathlib.Path:
+    """Where `save_imported` puts the SentencePiece model of `output`: named after it, so that
+    two conversions into one folder keep their own (`x.keras` -> `x.spiece.model`).
 
-    Files are written under temporary names and renamed into place. Returns the paths written.
+    Example:
+    >>> vocabulary_path("run/albert_base.keras")
+    PosixPath('run/albert_base.spiece.model')
+    """
+    output = pathlib.Path(output)
+    return output.with_name(f"{output.stem}.spiece.model")
+
+
+def check_outputs(output: str | pathlib.Path, *, overwrite: bool = False) -> None:
+    """Refuses (one line) an `output` not ending in `.keras`, or an existing `output` or
+    vocabulary file unless `overwrite`: what `save_imported` checks, for a caller to check first.
     """
     output = pathlib.Path(output)
     if output.suffix != ".keras":
         raise ValueError(f"--output {output}: the file name must end in .keras")
+    check_new_file(output, overwrite=overwrite)
+    check_new_file(vocabulary_path(output), overwrite=overwrite)
+
+
+def save_imported(
+    imported: ImportedModel, output: str | pathlib.Path, *, overwrite: bool = False
+) -> list[pathlib.Path]:
+    """Saves the pretrainer as `output` (a `.keras` file) and its SentencePiece model beside it
+    as `vocabulary_path(output)`.
+
+    Files are written under temporary names and renamed into place; existing ones are refused
+    unless `overwrite`. Returns the paths written.
+    """
+    check_outputs(output, overwrite=overwrite)
+    output = pathlib.Path(output)
     output.parent.mkdir(parents=True, exist_ok=True)
     with atomic_write.atomic_path(output) as partial:
         imported.pretrainer.save(partial)
     written = [output]
     if imported.sentencepiece is not None:
-        written.append(
-            _write_bytes(output.parent / imported.sentencepiece_name, imported.sentencepiece)
-        )
+        written.append(_write_bytes(vocabulary_path(output), imported.sentencepiece))
     return written
 
 
@@ -136,6 +162,7 @@ def load_any_model(path: str | pathlib.Path):
     path = pathlib.Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no such file")
+    check_keras_file(path)
     try:
         return keras.saving.load_model(path, compile=False)
     except (ValueError, OSError, KeyError, TypeError, zipfile.BadZipFile) as error:
@@ -259,7 +286,10 @@ def _attach_sentencepiece(imported: ImportedModel, path: pathlib.Path) -> None:
     import sentencepiece
 
     folder = path if path.is_dir() else path.parent
-    candidates = [folder / name for name in SENTENCEPIECE_NAMES if (folder / name).is_file()]
+    names = SENTENCEPIECE_NAMES
+    if not path.is_dir():  # `x.keras`: its own `x.spiece.model` first (`save_imported`)
+        names = (vocabulary_path(path).name, *names)
+    candidates = [folder / name for name in names if (folder / name).is_file()]
     candidates += sorted(p for p in folder.glob("*.model") if p not in candidates)
     for candidate in candidates:
         try:

@@ -10,13 +10,12 @@ from __future__ import annotations
 import json
 import pathlib
 import shutil
-import tempfile
 import zipfile
 
 import keras
 import keras_hub
 
-from albert_keras.convert.official_format import CheckpointError
+from albert_keras.convert.official_format import CheckpointError, check_keras_file
 from pipelines import atomic_write
 
 TOKENIZER_ASSET = pathlib.Path("assets") / "tokenizer" / "vocabulary.spm"
@@ -54,6 +53,7 @@ def read_keras_hub(path: str | pathlib.Path):
             raise CheckpointError(f"{path}: not a keras-hub preset folder{hint}")
         loaded = _load(path, lambda: keras_hub.models.Backbone.from_preset(str(path)))
     else:
+        check_keras_file(path)
         loaded = _load(path, lambda: keras.saving.load_model(path, compile=False))
     kh_backbone = loaded
     if not isinstance(loaded, keras_hub.models.AlbertBackbone):
@@ -88,19 +88,29 @@ def write_keras_hub(
         with atomic_write.atomic_path(path) as partial:
             kh_backbone.save(partial)
         return path
-    path.parent.mkdir(parents=True, exist_ok=True)
-    # Written into a temporary sibling folder, then moved in: a failure leaves no half preset.
-    with tempfile.TemporaryDirectory(dir=path.parent, prefix=f".{path.name}.") as staging:
-        kh_backbone.save_to_preset(staging)
+    path.mkdir(parents=True, exist_ok=True)
+    # Written into a hidden temporary folder inside `path`, then moved in file by file: a
+    # failure leaves no half preset, and nothing already in `path` is removed (a file of the
+    # same name is replaced; the command line checks first that the folder is its own).
+    staging = pathlib.Path(atomic_write.temporary_path(path / "preset"))
+    try:
+        kh_backbone.save_to_preset(str(staging))
         if sentencepiece is not None:
-            keras_hub.models.AlbertTokenizer(proto=str(sentencepiece)).save_to_preset(staging)
-        path.mkdir(exist_ok=True)
-        for entry in pathlib.Path(staging).iterdir():
-            target = path / entry.name
-            if target.is_dir():
-                shutil.rmtree(target)
-            entry.replace(target)
+            keras_hub.models.AlbertTokenizer(proto=str(sentencepiece)).save_to_preset(str(staging))
+        _move_into(staging, path)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
     return path
+
+
+def _move_into(source: pathlib.Path, target: pathlib.Path) -> None:
+    """Moves `source`'s tree into `target`, folder by folder, replacing files of equal names."""
+    target.mkdir(exist_ok=True)
+    for entry in sorted(source.iterdir()):
+        if entry.is_dir() and not entry.is_symlink():
+            _move_into(entry, target / entry.name)
+        else:
+            entry.replace(target / entry.name)
 
 
 def _read_preset_config(folder: pathlib.Path) -> dict:

@@ -8,7 +8,9 @@ Kernels keep the TF1 orientation (inputs, outputs).
 
 from __future__ import annotations
 
+import os
 import re
+import zipfile
 
 import numpy as np
 
@@ -52,6 +54,15 @@ _BOOKKEEPING = re.compile(r"(^|/)(global_step|adam_[mv]|lamb_[mv]|beta[12]_power
 
 class CheckpointError(ValueError):
     """A checkpoint or config that cannot be converted; the message names the file and the fix."""
+
+
+def check_keras_file(path: str | os.PathLike) -> None:
+    """Refuses a `.keras` file that is not a whole zip archive, before Keras reads it (Keras
+    says "File not found" of a truncated one)."""
+    if not zipfile.is_zipfile(path):
+        raise CheckpointError(
+            f"{path}: not a .keras file: not a whole zip archive (truncated, or another format)"
+        )
 
 
 def is_bookkeeping(name: str) -> bool:
