@@ -16,8 +16,8 @@ import keras
 
 from albert_keras.training import strategy as strategies
 
-# Steps per host call on a TPU: each call costs the host a round trip; 100 is a common setting
-# for TPUs (keras-hub's and the TF Model Garden's examples use 32-1000).
+# Steps per host call on a TPU: each call is a round trip from the host, which can cost more
+# than a small model's step. 100 is a guess, not a measurement: no TPU was available to tune it.
 TPU_STEPS_PER_EXECUTION = 100
 
 
