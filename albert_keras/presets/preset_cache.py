@@ -46,8 +46,17 @@ def cache_dir() -> pathlib.Path:
 
 def cache_key(name: str) -> str:
     """A folder name for a preset name or handle (`hf://albert/albert-base-v2` ->
-    `hf--albert--albert-base-v2`)."""
-    return re.sub(r"[^A-Za-z0-9._-]+", "--", name).strip("-")
+    `hf--albert--albert-base-v2`): always one plain, visible path component (never `.`, `..`
+    or empty, which would name the cache itself or its parent).
+
+    Example:
+    >>> cache_key("hf://albert/albert-base-v2"), cache_key("..")[:7]
+    ('hf--albert--albert-base-v2', 'preset-')
+    """
+    key = re.sub(r"[^A-Za-z0-9._-]+", "--", name).strip("-.")
+    if not key:
+        key = "preset-" + hashlib.sha256(name.encode()).hexdigest()[:16]
+    return key
 
 
 def converted_preset(name: str) -> pathlib.Path | None:
@@ -91,13 +100,40 @@ def save_converted(name: str, imported, origin: dict) -> pathlib.Path:
             "sizes": {f: (staging / f).stat().st_size for f in files},
         }
         (staging / PRESET_RECORD).write_text(json.dumps(record, indent=2))
-        if final.exists():
-            shutil.rmtree(final)
-        staging.replace(final)
+        _replace_preset(staging, final)
     finally:
         if staging.exists():
             shutil.rmtree(staging, ignore_errors=True)
     return final
+
+
+def _replace_preset(staging: pathlib.Path, final: pathlib.Path) -> None:
+    """Moves `staging` to `final`; an earlier preset there is removed only when it is one this
+    cache made (a folder holding its record and the files it lists, nothing else)."""
+    if not (final.exists() or final.is_symlink()):
+        staging.replace(final)
+        return
+    if not _made_here(final):
+        raise ValueError(
+            f"{final}: not a preset this cache converted (no {PRESET_RECORD}, or other files); "
+            "move it away and run again"
+        )
+    old = final.with_name(f"{staging.name}.old")  # hidden, beside it: renamed, then removed
+    final.replace(old)
+    staging.replace(final)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def _made_here(folder: pathlib.Path) -> bool:
+    if folder.is_symlink() or not folder.is_dir():
+        return False
+    try:
+        record = json.loads((folder / PRESET_RECORD).read_text())
+        files = set(record["sizes"]) | {PRESET_RECORD}
+    except (OSError, json.JSONDecodeError, KeyError, TypeError):
+        return False
+    entries = list(folder.iterdir())
+    return all(e.name in files and e.is_file() and not e.is_symlink() for e in entries)
 
 
 def fetch(name: str, url: str, file_name: str, md5: str | None = None) -> pathlib.Path:
