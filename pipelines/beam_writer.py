@@ -135,6 +135,8 @@ def write_pretraining_data_beam(
     for pattern in patterns:
         if not _matches_a_file(pattern):
             raise FileNotFoundError(f"input pattern {pattern!r} matches no file")
+    if not filesystems.is_remote(spm_model) and os.path.isdir(spm_model):
+        raise ValueError(f"SentencePiece model {spm_model!r} is a folder: give the .model file")
     if not filesystems.is_file(spm_model):
         raise FileNotFoundError(f"SentencePiece model {spm_model!r} does not exist")
     model_bytes = filesystems.read_bytes(spm_model)

@@ -52,6 +52,10 @@ class SentencePieceEncoder:
     """
 
     def __init__(self, model_file: str, lower_case: bool | None = None):
+        if os.path.isdir(model_file):
+            raise ValueError(
+                f"SentencePiece model {model_file!r} is a folder: give the .model file"
+            )
         if not os.path.isfile(model_file):
             raise FileNotFoundError(f"SentencePiece model {model_file!r} does not exist")
         self.model_file = model_file

@@ -176,3 +176,11 @@ def test_tasks_hold_their_own_locks(shared_data, tmp_path):
     manifest = json.loads((tmp_path / MANIFEST).read_text())
     assert "stats-task-00001-of-00002.json" in manifest["files"]
     assert "pretraining-00003-of-00004.tfrecord" in manifest["files"]
+
+
+@pytest.mark.parametrize("runner", [None, "DirectRunner"])
+def test_a_folder_as_the_vocabulary_is_one_true_line(runner, small_book, tmp_path, capsys):
+    extra = ["--runner", runner] if runner else []
+    error = _refused(_arguments(small_book, tmp_path, tmp_path / "out", *extra), capsys)
+    assert f"SentencePiece model '{tmp_path}' is a folder: give the .model file" in error
+    assert not (tmp_path / "out").exists()
