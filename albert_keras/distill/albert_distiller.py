@@ -91,6 +91,9 @@ class AlbertDistiller(DenseGradientTrainStep, keras.Model):
             raise ValueError(
                 f"cosine_positions={cosine_positions!r} is not one of {COSINE_POSITIONS}"
             )
+        # float32, as AlbertPretrainer's own policy: it calls the pretrainers' backbones and
+        # heads itself, so its policy (not saved) must not follow the global one.
+        kwargs.setdefault("dtype", "float32")
         super().__init__(**kwargs)
         self.teacher = teacher
         self.teacher.trainable = False

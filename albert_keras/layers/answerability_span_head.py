@@ -68,7 +68,12 @@ class AnswerabilitySpanHead(keras.layers.Layer):
         )
         self.end_dense = dense(1, "end_logits_dense_1")
         self.answer_hidden = dense(self.hidden_dim, "answer_class_dense_0", activation="tanh")
-        self.answer_dropout = keras.layers.Dropout(self.dropout, name="answer_class_dropout")
+        # The head's policy, not the global one at construction: a mixed global policy would
+        # round the answerability features to bfloat16 here, and a copy loaded under another
+        # global policy would compute different `cls_logits`.
+        self.answer_dropout = keras.layers.Dropout(
+            self.dropout, dtype=self.dtype_policy, name="answer_class_dropout"
+        )
         self.answer_dense = dense(1, "answer_class_dense_1", use_bias=False)
 
     def build(self, sequence_shape, *args, **kwargs):

@@ -89,13 +89,16 @@ class AlbertPretrainer(DenseGradientTrainStep, keras.Model):
             raise ValueError(
                 f"sentence_objective={sentence_objective!r} is not one of {SENTENCE_OBJECTIVES}"
             )
+        # The model's own policy is float32, unlike keras-hub's tasks, which take the backbone's:
+        # a mixed policy here would open an autocast scope around the MLM head, which
+        # (autocast=False, as keras-hub's MaskedLMHead) then adds its float32 bias to bfloat16
+        # logits, which TensorFlow refuses. Not the global policy either: that is not saved, and
+        # a copy loaded under another one computed other MLM logits. The backbone and heads
+        # keep their policies.
+        kwargs.setdefault("dtype", "float32")
         super().__init__(**kwargs)
         self.backbone = backbone
         self.sentence_objective = sentence_objective
-        # The model's own policy stays the global one (float32), unlike keras-hub's tasks, which
-        # take the backbone's: a mixed policy here would open an autocast scope around the MLM
-        # head, which (autocast=False, as keras-hub's MaskedLMHead) then adds its float32 bias to
-        # bfloat16 logits, which TensorFlow refuses. The backbone and heads keep their policies.
 
         # === Layers ===
         self.mlm_head = TiedMaskedLMHead(

@@ -30,14 +30,24 @@ def mixed_bfloat16():
     keras.mixed_precision.set_global_policy(previous)
 
 
-def assert_round_trip(model, inputs, tmp_path) -> dict:
-    """Saves and loads `model`; asserts the copy's predictions equal the model's (integer
-    outputs exactly, float outputs within 1e-6). Returns the largest difference per output."""
+# Loaded in the same session (the global policy still mixed) or, as a new session would, under
+# the default float32 policy: a sublayer that took the global policy when it was made, rather
+# than its model's saved one, computes differently after the second.
+@pytest.fixture(params=["mixed_bfloat16", "float32"])
+def load_policy(request):
+    return request.param
+
+
+def assert_round_trip(model, inputs, tmp_path, load_policy) -> dict:
+    """Saves `model` and loads it under the global policy `load_policy`; asserts the copy's
+    predictions equal the model's (integer outputs exactly, float outputs within 1e-6).
+    Returns the largest difference per output."""
     # Batches of 3 and 1: the predict function is retraced for an unknown batch size.
     model.predict(tf.data.Dataset.from_tensor_slices(inputs).batch(BATCH - 1), verbose=0)
     before = model.predict(inputs, verbose=0)
     path = tmp_path / "model.keras"
     model.save(path)
+    keras.mixed_precision.set_global_policy(load_policy)
     reloaded = keras.saving.load_model(path)
     after = reloaded.predict(inputs, verbose=0)
     if not isinstance(before, dict):  # the classifier's logits
@@ -60,20 +70,21 @@ def backbone(tiny_config):
     return backbone
 
 
-def test_classifier(tmp_path, tiny_config):
+def test_classifier(tmp_path, tiny_config, load_policy):
     classifier = ak.AlbertClassifier(backbone(tiny_config), num_classes=3)
-    assert_round_trip(classifier, make_backbone_inputs(batch_size=BATCH, length=LENGTH), tmp_path)
+    inputs = make_backbone_inputs(batch_size=BATCH, length=LENGTH)
+    assert_round_trip(classifier, inputs, tmp_path, load_policy)
 
 
 @pytest.mark.parametrize("head", ["simple", "v2"])
-def test_question_answerer(tmp_path, tiny_config, head):
+def test_question_answerer(tmp_path, tiny_config, head, load_policy):
     answerer = ak.AlbertQuestionAnswerer(backbone(tiny_config), head=head, start_n_top=3)
     inputs = make_backbone_inputs(batch_size=BATCH, length=LENGTH)
     if head == "v2":  # no answer in the question's pieces (the first 4) nor in the padding
         p_mask = 1 - inputs["padding_mask"]
         p_mask[:, 1:4] = 1
         inputs["p_mask"] = p_mask
-    differences = assert_round_trip(answerer, inputs, tmp_path)
+    differences = assert_round_trip(answerer, inputs, tmp_path, load_policy)
     expected = {"simple": ["end_logits", "start_logits"]}.get(
         head,
         ["cls_logits", "end_top_index", "end_top_log_probs", "start_top_index"]
@@ -82,21 +93,21 @@ def test_question_answerer(tmp_path, tiny_config, head):
     assert sorted(differences) == expected
 
 
-def test_pretrainer(tmp_path, tiny_config):
+def test_pretrainer(tmp_path, tiny_config, load_policy):
     pretrainer = ak.AlbertPretrainer(backbone(tiny_config), "sop")
     batch = make_pretraining_batch(batch_size=BATCH, length=LENGTH)
-    differences = assert_round_trip(pretrainer, batch, tmp_path)
+    differences = assert_round_trip(pretrainer, batch, tmp_path, load_policy)
     assert sorted(differences) == ["mlm_logits", "sentence_logits"]
 
 
-def test_distiller(tmp_path, tiny_config):
+def test_distiller(tmp_path, tiny_config, load_policy):
     teacher = ak.AlbertPretrainer(backbone(tiny_config), "sop")
     student = ak.AlbertPretrainer(
         backbone({**tiny_config, "num_layers": 1, "hidden_dim": 8, "intermediate_dim": 16}), None
     )
     distiller = AlbertDistiller(teacher, student)
     batch = make_pretraining_batch(batch_size=BATCH, length=LENGTH)
-    differences = assert_round_trip(distiller, batch, tmp_path)
+    differences = assert_round_trip(distiller, batch, tmp_path, load_policy)
     assert "student_logits" in differences and "teacher_logits" in differences
 
 
