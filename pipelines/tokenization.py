@@ -3,10 +3,15 @@
 Text is prepared by `pipelines.text_normalization.preprocess_texts` (the official ALBERT
 `preprocess_text`: whitespace collapsed, ``` `` ``` and `''` to `"`, accents stripped, lower-cased
 for an uncased vocabulary) and encoded by SentencePiece's C++
-batch encoder: per-token Python is what made the official script slow. Where the model allows
-(ALBERT's and every model `pipelines.train_vocab` makes), a group of sentences is split into
-words and each distinct word is prepared and encoded once (`pipelines.word_encoding_cache`),
-with the same ids as whole sentences.
+batch encoder: per-token Python is what made the official script slow.
+
+Each sentence is encoded whole, as the official script does. A word's pieces can depend on the
+sentence before it: SentencePiece's unigram Viterbi sums float32 scores from the sentence's start,
+so two segmentations of a word with equal or nearly equal scores (`uhhhh` as `▁uh h hh` or
+`▁uh hh h`: the same pieces) are told apart by how float32 rounds after the words before it
+(`▁uh h hh` alone, `▁uh hh h` in `girl #2: uhhhh marshall no.`). An encoder that encodes each
+distinct word once (this module's word cache until then) cannot give SentencePiece's ids, and
+writers that batch a corpus differently wrote different bytes (`tests/pipelines/test_tie_corpus.py`).
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Sequence
+from itertools import chain
 
 import numpy as np
 import sentencepiece as spm
@@ -22,7 +28,6 @@ from pipelines import special_tokens
 from pipelines.special_tokens import CLS_ID, MASK_ID, SEP_ID
 from pipelines.text_normalization import preprocess_texts
 from pipelines.vocabulary_identity import file_sha256
-from pipelines.word_encoding_cache import WordEncodingCache, flatten_id_lists
 
 # The pieces a vocabulary must hold besides <pad> / <unk> (`pipelines.special_tokens`).
 SPECIAL_PIECES = tuple(special_tokens.SPECIAL_PIECES[i] for i in (CLS_ID, SEP_ID, MASK_ID))
@@ -88,10 +93,6 @@ class SentencePieceEncoder:
             lower_case = not self._has_upper_case(pieces)
         self.lower_case = bool(lower_case)
         self.word_starts = _word_starts(pieces)
-        # Sentences are encoded word by word, each distinct word once, when the model allows.
-        self.word_cache = None
-        if WordEncodingCache.supports(pieces, self._encode_prepared):
-            self.word_cache = WordEncodingCache(self.preprocess, self._encode_prepared, pieces)
 
     def _has_upper_case(self, pieces: list[str]) -> bool:
         """Whether a piece other than a control piece ([CLS], ...) holds a letter A-Z."""
@@ -127,27 +128,21 @@ class SentencePieceEncoder:
             `(ids, lengths)`: int32 arrays; sentence i is `ids[sum(lengths[:i]):][:lengths[i]]`.
             A sentence can encode to nothing (length 0).
         """
-        if not sentences:
-            return np.zeros(0, np.int32), np.zeros(0, np.int32)
-        cached = self.word_cache.encode(sentences) if self.word_cache is not None else None
-        if cached is not None:
-            return cached
-        ids, lengths = flatten_id_lists(self._encode_texts(sentences))
-        return ids, lengths.astype(np.int32)
+        id_lists = self._encode_texts(sentences)
+        lengths = np.fromiter(map(len, id_lists), np.int32, len(id_lists))
+        ids = np.fromiter(chain.from_iterable(id_lists), np.int32, int(lengths.sum()))
+        return ids, lengths
 
     def _encode_texts(self, texts: Sequence[str]) -> list[list[int]]:
-        """Raw texts (sentences or words) -> their id lists, prepared as `preprocess` does."""
+        """Raw sentences -> their id lists, prepared as `preprocess` does."""
         # Prepared ~512 texts at a time: bigger texts make str.replace and lower slower per
         # character (more distinct accented letters to replace, wider characters), smaller
         # ones pay per call.
         prepared = []
         for start in range(0, len(texts), _PREPROCESS_SENTENCES):
             prepared += self.preprocess(texts[start : start + _PREPROCESS_SENTENCES])
-        return self._encode_prepared(prepared)
-
-    def _encode_prepared(self, texts: list[str]) -> list[list[int]]:
         # One thread: parallelism comes from worker processes, one per core.
-        return self._processor.encode(texts, num_threads=1)
+        return self._processor.encode(prepared, num_threads=1)
 
 
 def spm_vocabulary_size(model_file: str, flag: str = "--spm_model") -> int:
