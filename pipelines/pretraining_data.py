@@ -46,12 +46,13 @@ from collections.abc import Iterable
 from pipelines import atomic_write
 from pipelines.document_groups import iter_groups
 from pipelines.documents import INPUT_FORMATS, iter_documents, list_input_files
+from pipelines.output_folder import os_error_line
 from pipelines.pretraining_examples import ExampleConfig
 from pipelines.pretraining_stats import PretrainingStats
 from pipelines.read_stats import ReadStats
 from pipelines.record_writer import bookkeeping_dir, partial_path, read_progress
 from pipelines.sentence_packing import PACKINGS
-from pipelines.shard_worker import ShardPlan, keep_freed_memory, start_workers
+from pipelines.shard_worker import DISK_ERRNOS, ShardPlan, keep_freed_memory, start_workers
 from pipelines.sop_pairs import SENTENCE_OBJECTIVES
 from pipelines.tokenization import SentencePieceEncoder
 from pipelines.writer_folder import writer_folder
@@ -586,7 +587,8 @@ def main(argv: list[str] | None = None) -> int:
             task_index=args.task_index,
             num_tasks=args.num_tasks,
             checkpoint_seconds=args.checkpoint_seconds,
-        )
+        ),
+        args.output_dir,
     )
 
 
@@ -612,15 +614,18 @@ def _shard_settings(args: argparse.Namespace) -> dict:
     }
 
 
-def _reported(write) -> int:
-    """Runs `write()`; a bad input or an output folder not ours to write (in use, another
-    command's, a user's) exits 2; a failed worker or a full disk 1."""
+def _reported(write, output_dir: str) -> int:
+    """Runs `write()`; a bad input, an output folder not ours to write (in use, another
+    command's, a user's), a full disk or no permission exit 2; a failed worker 1."""
     try:
         write()
     except (ValueError, FileNotFoundError) as error:
         print(f"pretraining_data: error: {error}", file=sys.stderr)
         return 2
-    except (RuntimeError, OSError) as error:
+    except OSError as error:
+        print(f"pretraining_data: error: {os_error_line(error, output_dir)}", file=sys.stderr)
+        return 2 if error.errno in DISK_ERRNOS else 1
+    except RuntimeError as error:
         print(f"pretraining_data: error: {error}", file=sys.stderr)
         return 1
     return 0
@@ -655,7 +660,8 @@ def _main_beam(args: argparse.Namespace, beam_args: list[str]) -> int:
             beam_args=beam_args,
             **_shard_settings(args),
             keep_freed_memory=True,  # in the workers that make records, as locally
-        )
+        ),
+        args.output_dir,
     )
 
 

@@ -28,6 +28,8 @@ from pipelines.record_writer import masked_crc
 _NOT_RECORD_SUFFIXES = (".json", ".partial", ".txt", ".md", ".model", ".vocab", ".log", ".lock")
 # Names that say "I am a shard": such a file with a bad header is an error, not skipped.
 _SHARD_NAME = re.compile(r"tfrecord|-\d+-of-\d+$", re.IGNORECASE)
+# `pipelines.output_folder`'s manifest and lock files (`.albert-keras.json`, `...lock`).
+_OUTPUT_FOLDER_NAMES = ".albert-keras"
 _HEADER_BYTES = 12  # uint64 length + masked CRC-32C of those 8 bytes
 _MAX_LISTED = 5
 
@@ -313,6 +315,8 @@ def _shards_among(paths: list[str], flag: str, skipped: list[str]) -> list[str]:
     candidates = []
     for path in paths:
         name = os.path.basename(path.rstrip("/"))
+        if name.startswith(_OUTPUT_FOLDER_NAMES):
+            continue  # the folder's own manifest and lock: not worth a word
         if name.startswith((".", "_")) or name.endswith(_NOT_RECORD_SUFFIXES) or ".tmp" in name:
             skipped.append(name)
         else:

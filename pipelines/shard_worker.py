@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ctypes
 import dataclasses
+import errno
 import itertools
 import multiprocessing
 import os
@@ -252,6 +253,8 @@ class _Processes:
                 reason = self.errors.get(timeout=1.0)
             except queue.Empty:
                 reason = f"exit code {failed[0].exitcode}"
+            if isinstance(reason, tuple):  # a full disk or no permission: the OSError itself
+                raise OSError(*reason)
             raise RuntimeError(f"a pretraining-data worker failed: {reason}")
 
 
@@ -271,9 +274,15 @@ def worker_main(worker_args: dict, inbox, errors) -> None:
     except BaseException as error:  # noqa: BLE001 - reported to the parent, which decides
         if worker is not None:
             worker.close()
-        errors.put(f"{type(error).__name__}: {error}")
+        if isinstance(error, OSError) and error.errno in DISK_ERRNOS:
+            errors.put((error.errno, error.strerror, error.filename))
+        else:
+            errors.put(f"{type(error).__name__}: {error}")
         sys.exit(1)
 
+
+# Errors the parent re-raises as the worker's OSError (`output_folder.os_error_line` says them).
+DISK_ERRNOS = (errno.ENOSPC, errno.EDQUOT, errno.EACCES, errno.EPERM, errno.EROFS)
 
 # From <malloc.h>.
 _M_TRIM_THRESHOLD = -1

@@ -37,8 +37,14 @@ def writer_run(tmp_path_factory, tiny_spm):
 
 def test_a_finished_run_holds_only_shards_and_stats_json(writer_run):
     folder, stats = writer_run
-    # The bookkeeping (partial shards, progress, input stats) is in one hidden subfolder.
-    assert sorted(os.listdir(folder)) == [".albert_progress", *stats["shards"], "stats.json"]
+    # The bookkeeping (partial shards, progress, input stats) is in one hidden subfolder, the
+    # folder's ownership in the hidden manifest (pipelines.writer_folder).
+    assert sorted(os.listdir(folder)) == [
+        ".albert-keras.json",
+        ".albert_progress",
+        *stats["shards"],
+        "stats.json",
+    ]
     assert stats["input"]["skipped"] == {"read_error": {str(folder.parent / "corpus/loop"): 1}}
     assert stats["shards"] == ["pretraining-00000-of-00002.tfrecord",
                                "pretraining-00001-of-00002.tfrecord"]  # fmt: skip
@@ -138,7 +144,7 @@ def test_a_failed_run_leaves_no_partial_files(tmp_path, tiny_spm, capsys):
     code = main(["--input", str(tmp_path / "in" / "*"), "--spm_model", str(tiny_spm),
                  "--output_dir", str(tmp_path / "out"), "--num_shards", "3", "--quiet"])  # fmt: skip
     assert code == 2 and "no document could be read" in capsys.readouterr().err
-    assert os.listdir(tmp_path / "out") == []  # no empty hidden .partial files
+    assert not (tmp_path / "out").exists()  # no empty hidden .partial files, no manifest
 
 
 def test_a_failed_resume_keeps_what_it_can_resume_from(tmp_path, tiny_spm, monkeypatch):

@@ -15,6 +15,7 @@ import pytest
 from pipelines import pretraining_data
 from pipelines.output_folder import MANIFEST, OutputFolder, OutputFolderError
 from pipelines.pretraining_data import main
+from pipelines.record_writer import read_progress
 from pipelines.writer_folder import writer_folder
 
 SPM = "vocab/30k-clean.reconstructed.model"
@@ -184,3 +185,38 @@ def test_a_folder_as_the_vocabulary_is_one_true_line(runner, small_book, tmp_pat
     error = _refused(_arguments(small_book, tmp_path, tmp_path / "out", *extra), capsys)
     assert f"SentencePiece model '{tmp_path}' is a folder: give the .model file" in error
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("num_workers", ["1", "2"])
+def test_a_full_disk_is_one_line_naming_the_folder(num_workers, shared_data, tmp_path):
+    sys.path.insert(0, str(pathlib.Path(__file__).parents[1]))
+    from full_disk import full_disk
+
+    with full_disk(tmp_path, size_mb=1) as disk:
+        if disk.kind == "fake":
+            disk.fill()  # no room from the start; a 1 MB tmpfs fills up while shards are written
+        out = disk.root / "records"
+        arguments = [
+            "--input", str(shared_data / BOOK), "--spm_model", str(shared_data / SPM),
+            "--output_dir", str(out), "--max_seq_length", "128", "--dupe_factor", "1",
+            "--num_shards", "2", "--num_workers", num_workers, "--quiet",
+        ]  # fmt: skip
+        result = subprocess.run(
+            [sys.executable, "-m", "pipelines.pretraining_data", *arguments],
+            capture_output=True,
+            text=True,
+            check=False,
+            env=disk.env,
+            cwd=REPO,
+        )
+        left = sorted(os.listdir(disk.root))
+        finished = [read_progress(str(p)) for p in out.glob("*.tfrecord")] if left else []
+    assert result.returncode == 2, result.stderr
+    # The folder named (the fake names the file that failed in it), in one line.
+    assert result.stderr.startswith(f"pretraining_data: error: {out}")
+    assert result.stderr.endswith(": no space left on the device; free some space and rerun\n")
+    assert result.stderr.count("\n") == 1
+    # Nothing left, or (two workers on a real disk) a shard finished before the disk filled,
+    # kept for the rerun to resume from: never a half shard under its final name.
+    assert left in ([], ["records"])
+    assert all(progress["complete"] for progress in finished)
