@@ -4,7 +4,9 @@
 Each subcommand has a module with `add_arguments(parser)` and `run(args) -> int`. Only the chosen
 subcommand's module is imported, and those here import no TensorFlow until `run`, so `--help`,
 `--version` and argument errors answer at once. TensorFlow's logging is quieted before it loads
-(`--verbose` keeps it).
+(`--verbose` keeps it). Bad input, a refused output folder, a full disk or a read-only folder
+end in one line and exit 2; Ctrl-C in one line saying what was kept and what a rerun does
+(exit 130).
 """
 
 from __future__ import annotations
