@@ -10,8 +10,11 @@ sentence before it: SentencePiece's unigram Viterbi sums float32 scores from the
 so two segmentations of a word with equal or nearly equal scores (`uhhhh` as `▁uh h hh` or
 `▁uh hh h`: the same pieces) are told apart by how float32 rounds after the words before it
 (`▁uh h hh` alone, `▁uh hh h` in `girl #2: uhhhh marshall no.`). An encoder that encodes each
-distinct word once (this module's word cache until then) cannot give SentencePiece's ids, and
-writers that batch a corpus differently wrote different bytes (`tests/pipelines/test_tie_corpus.py`).
+distinct word once (the former `pipelines/word_encoding_cache.py`) cannot give SentencePiece's
+ids, and writers that batch a corpus differently wrote different bytes (see
+`tests/pipelines/test_tie_corpus.py`). Telling which words are safe to encode once takes
+SentencePiece's lattice (`nbest_encode`) for each distinct word, which cost about what encoding
+whole sentences costs on the books.
 """
 
 from __future__ import annotations
