@@ -26,12 +26,11 @@ from albert_keras.optimizers import Lamb, WarmupLinearDecay
 from albert_keras.training import strategy as strategies
 from albert_keras.training.flag_checks import check_positive
 from albert_keras.training.model_files import check_outside, load_keras_file, one_line_os_errors
-from albert_keras.training.periodic_training import PeriodicTraining
+from albert_keras.training.periodic_training import PeriodicTraining, training_folder
 from albert_keras.training.precision import loss_scaled
 from albert_keras.training.pretrain_job import OFFICIAL_WARMUP_FRACTION
 from albert_keras.training.record_inputs import RecordInputs
 from pipelines import atomic_write
-from pipelines.output_folder import OutputFolder
 
 STUDENT_INITS = ("auto", "teacher", "random")
 BEFORE_FILE = "eval_before.json"
@@ -157,8 +156,13 @@ def distill(
     }
     keras.utils.set_random_seed(seed)  # before anything random (see pretrain)
     inputs_used = {"teacher": teacher, "records": records, "eval_records": eval_records}
-    with OutputFolder(
-        output_dir, "albert-keras distill", run_config, inputs=inputs_used, overwrite=overwrite
+    with training_folder(
+        output_dir,
+        "albert-keras distill",
+        run_config,
+        (BEFORE_FILE,),
+        inputs=inputs_used,
+        overwrite=overwrite,
     ) as folder:
         training = PeriodicTraining(
             folder, run_config, max_steps=max_steps, checkpoint_every=checkpoint_every

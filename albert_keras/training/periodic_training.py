@@ -1,5 +1,6 @@
 """`PeriodicTraining`: `fit` in checkpoint periods, exactly resumable, then the run's outputs."""
 
+import json
 import math
 import os
 import time
@@ -14,9 +15,11 @@ from albert_keras.training.step_progress import progress_callbacks
 from albert_keras.training.step_tensor_board import tensorboard_callbacks
 from albert_keras.training.stop_at_step import StopAtStep
 from pipelines import atomic_write
-from pipelines.output_folder import OutputFolder
+from pipelines.output_folder import MANIFEST, OutputFolder
 
 CHECKPOINT_DIR = "checkpoints"
+# What a periodic training job writes at the top of its folder (besides the SentencePiece model).
+ENTRIES = ("checkpoints", "logs", "model.keras", "backbone.keras", "summary.json")
 
 
 class PeriodicTraining:
@@ -169,3 +172,42 @@ class PeriodicTraining:
         path = self.path("summary.json")
         with one_line_os_errors(path):
             atomic_write.write_json(path, summary)
+
+
+def training_folder(
+    output_dir: str, command: str, run_config: dict, extra_entries=(), **options
+) -> OutputFolder:
+    """The `OutputFolder` (not yet opened) of a periodic training job, whose run config is the
+    resume key, as its checkpoints' is.
+
+    A run started before output folders had manifests resumes too: a folder holding only this
+    job's entries (`ENTRIES`, `extra_entries`, `*.model`) and a checkpoint of this very run
+    config is adopted, its manifest written, instead of being refused as a user's folder.
+
+    Args:
+        output_dir: str. The job's `--output_dir`.
+        command: str. `"albert-keras pretrain"`, `"albert-keras distill"`.
+        run_config: dict. What a resumed run must share with the run it continues.
+        extra_entries: names the job writes besides `ENTRIES` (distill's `eval_before.json`).
+        **options: passed to `OutputFolder` (`inputs`, `overwrite`).
+    """
+    _adopt_earlier_run(output_dir, command, run_config, (*ENTRIES, *extra_entries))
+    return OutputFolder(output_dir, command, run_config, **options)
+
+
+def _adopt_earlier_run(output_dir: str, command: str, run_config: dict, entries) -> None:
+    if "://" in output_dir or os.path.exists(os.path.join(output_dir, MANIFEST)):
+        return
+    try:
+        names = os.listdir(output_dir)
+        with open(os.path.join(output_dir, CHECKPOINT_DIR, "checkpoint.json")) as file:
+            saved = json.load(file)["run_config"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return
+    ours = json.loads(json.dumps(run_config, default=str))
+    names = [name for name in names if not atomic_write.is_temporary_name(name)]
+    if saved != ours or not all(n in entries or n.endswith(".model") for n in names):
+        return
+    manifest = {"command": command, "arguments": ours, "inputs": {}, "created": None,
+                "updated": None, "files": sorted(names)}  # fmt: skip
+    atomic_write.write_json(os.path.join(output_dir, MANIFEST), manifest)

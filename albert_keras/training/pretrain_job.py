@@ -26,10 +26,9 @@ from albert_keras.training.init_from import (
     load_init_source,
 )
 from albert_keras.training.model_files import check_outside
-from albert_keras.training.periodic_training import PeriodicTraining
+from albert_keras.training.periodic_training import PeriodicTraining, training_folder
 from albert_keras.training.precision import loss_scaled
 from albert_keras.training.record_inputs import RecordInputs
-from pipelines.output_folder import OutputFolder
 from pipelines.tokenization import spm_vocabulary_size
 
 # The official run: 3,125 warmup steps of 125,000.
@@ -179,7 +178,7 @@ def pretrain(
     keras.utils.set_random_seed(seed)
     # The folder is checked and locked before anything is written; equal run configs resume.
     inputs_used = {"records": records, "eval_records": eval_records, "spm_model": spm_model}
-    with OutputFolder(
+    with training_folder(
         output_dir, "albert-keras pretrain", run_config, inputs=inputs_used, overwrite=overwrite
     ) as folder:
         training = PeriodicTraining(

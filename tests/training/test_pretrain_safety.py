@@ -111,12 +111,16 @@ def test_a_folder_of_user_files_and_an_init_from_inside_are_refused(tiny_records
     assert (out / "model.keras").exists()
 
 
-def test_stale_temporaries_of_a_killed_save_are_removed_by_the_next_run(tiny_records, tmp_path):
+def test_stale_temporaries_are_removed_and_an_earlier_run_without_manifest_resumes(
+    tiny_records, tmp_path
+):
     out = tmp_path / "run"
     arguments = {"records": tiny_records["train"], "output_dir": str(out), "config": TINY,
                  "batch_size": 8, "max_steps": 2, "checkpoint_every": 1, "seed": 1,
                  "jit_compile": False, "verbose": 0}  # fmt: skip
     pretrain(**arguments)
+    # As a run started before output folders had manifests left it: adopted, not refused.
+    os.remove(out / ".albert-keras.json")
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
                           capture_output=True, text=True, check=True)  # fmt: skip
     dead_pid = int(dead.stdout)
@@ -130,6 +134,10 @@ def test_stale_temporaries_of_a_killed_save_are_removed_by_the_next_run(tiny_rec
             path.write_bytes(b"half a checkpoint")
         again = pretrain(**arguments)
         assert again["steps"]["resumed_from"] == 2  # the resume is unchanged
+        manifest = json.loads((out / ".albert-keras.json").read_text())
+        assert manifest["files"] == [
+            "backbone.keras", "checkpoints", "logs", "model.keras", "summary.json",
+        ]  # fmt: skip
         assert not any(path.exists() for path in stale)
         assert running.exists()  # a live writer's file is not ours to remove
     finally:
