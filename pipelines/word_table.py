@@ -6,7 +6,8 @@ SentencePiece pieces can depend on the words before it: `pipelines/tokenization.
 in `pipelines` uses it today. `str.split()` and a dict make and hash a string object per word.
 Here the text's UTF-8 bytes are cut at whitespace with NumPy, each word of up to 16 bytes
 becomes an exact key (its bytes as two uint64 and its length) and the keys are looked up in an
-open-addressing hash table held in NumPy arrays, all words at once: half the CPU time on the six books in batches of 20,000 sentences, new words included
+open-addressing hash table held in NumPy arrays, all words at once: half the CPU time on the
+six books in batches of 20,000 sentences, new words included
 (`benchmarks/word_table.py`: 1.9-2.0x, ~85 against ~165 ns a word here).
 Neither NumPy nor the standard library has a hash table over array rows, hence by hand. A
 longer word (0.1% of prose) is keyed by its serial number in a dict of their bytes.
