@@ -5,10 +5,9 @@
 Runs `write_pretraining_data` (1 worker, dupe_factor 1, seq 128 by default) in a fresh process
 per repeat, with each stage's functions wrapped to add up their `time.process_time`, and prints
 the best of the repeats per stage (CPU-s) beside the run's total. `SentencePiece` is its own
-`encode` call and text normalization `preprocess_texts`: with the word cache
-(`pipelines.word_encoding_cache`) both see only the words new to the cache; "word numbering" is
-the rest of `SentencePieceEncoder.encode` (splitting into words, the look-ups, gathering the
-ids). A stage's figure counts its first calls in a fresh process, as a real run.
+`encode` call on whole sentences and text normalization `preprocess_texts`; "the ids' gather"
+is the rest of `SentencePieceEncoder.encode` (flattening the id lists into arrays). A stage's
+figure counts its first calls in a fresh process, as a real run.
 """
 
 import argparse
@@ -28,7 +27,7 @@ STAGES = [
     ("reading and sentence splitting", "iter_documents"),
     ("text normalization", "preprocess_texts"),
     ("n-gram masking", "mask_ngrams"),
-    ("word numbering and the ids' gather", "lists"),
+    ("the ids' gather", "lists"),
     ("pairs and packing", "pairs_and_packing"),
     ("serialization and TFRecord framing", "serialization"),
     ("model load", "model_load"),
