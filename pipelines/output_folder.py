@@ -45,6 +45,8 @@ MANIFEST = ".albert-keras.json"
 LOCK = ".albert-keras.lock"
 # A lock taken before refusing "in use": another starter's own probe may hold it that long.
 _LOCK_TRIES, _LOCK_WAIT_SECONDS = 5, 0.02
+# Folders whose lock this process holds (their real paths): `check_new_file` writes there freely.
+_HELD_HERE: set[str] = set()
 
 
 def _is_own_name(name: str) -> bool:
@@ -259,16 +261,10 @@ class OutputFolder:
         )
 
     def _refuse_if_in_use(self) -> None:
-        """Refuses a folder whose lock a live process holds (a shared flock, dropped at once)."""
-        try:
-            file = open(os.path.join(self.path, self.lock_name), encoding="utf-8")  # noqa: SIM115
-        except OSError:
-            return  # no lock file: nobody writes here
-        with file:
-            try:
-                fcntl.flock(file.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)
-            except BlockingIOError:
-                raise self._in_use_error(file.read().strip()) from None
+        """Refuses a folder whose lock a live process holds."""
+        holder = _live_holder(self.path, self.lock_name)
+        if holder is not None:
+            raise self._in_use_error(holder)
 
     def _take_lock(self) -> None:
         lock_path = os.path.join(self.path, self.lock_name)
@@ -298,6 +294,7 @@ class OutputFolder:
                 break
             file.close()
         self._lock_file = file  # held from here: `close` removes it, even if the write fails
+        _HELD_HERE.add(os.path.realpath(self.path))
         file.seek(0)
         file.truncate()
         file.write(
@@ -314,6 +311,7 @@ class OutputFolder:
         with contextlib.suppress(OSError):  # unwritten bytes on a full disk: dropped
             self._lock_file.close()  # closing drops the flock
         self._lock_file = None
+        _HELD_HERE.discard(os.path.realpath(self.path))
 
     def discard_if_unused(self) -> bool:
         """After a run that failed before writing anything it claimed: removes the manifest, and
@@ -357,6 +355,21 @@ class OutputFolder:
         return self._manifest is not None and name.split(os.sep)[0] in self._manifest["files"]
 
 
+def _live_holder(folder: str, lock_name: str = LOCK) -> str | None:
+    """Who holds `folder`'s lock (its line, or "") if a live process does, else None: a shared
+    flock taken and dropped at once (a dead holder's lock is free)."""
+    try:
+        file = open(os.path.join(folder, lock_name), encoding="utf-8")  # noqa: SIM115
+    except OSError:
+        return None  # no lock file: nobody writes here
+    with file:
+        try:
+            fcntl.flock(file.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return file.read().strip()
+    return None
+
+
 def _remove_entry(path: str) -> None:
     if os.path.islink(path) or os.path.isfile(path):
         with contextlib.suppress(FileNotFoundError):
@@ -366,7 +379,8 @@ def _remove_entry(path: str) -> None:
 
 
 def check_new_file(path: str | os.PathLike, *, overwrite: bool, flag: str = "--overwrite") -> None:
-    """Refuses, in one line, to replace an existing file unless `overwrite` (a single-file output).
+    """Refuses, in one line, to replace an existing file unless `overwrite` (a single-file output),
+    and to write into a folder another live process holds the lock of.
 
     Args:
         path: str or path-like. The file a command is about to write.
@@ -374,7 +388,17 @@ def check_new_file(path: str | os.PathLike, *, overwrite: bool, flag: str = "--o
         flag: str. That flag's name, for the message.
     """
     path = os.fspath(path)
-    if is_remote(path) or not os.path.lexists(path):
+    if is_remote(path):
+        return
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.realpath(folder) not in _HELD_HERE:
+        holder = _live_holder(folder)
+        if holder is not None:
+            raise OutputFolderError(
+                f"{folder} is in use: {holder or 'another process'} holds {LOCK}; "
+                "wait for it to finish"
+            )
+    if not os.path.lexists(path):
         return
     if os.path.isdir(path):
         raise OutputFolderError(f"{path} is a folder: give a file name")
