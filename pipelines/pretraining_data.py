@@ -37,6 +37,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import logging
 import os
 import resource
 import sys
@@ -633,6 +634,10 @@ def _reported(write, output_dir: str) -> int:
 
 def _main_beam(args: argparse.Namespace, beam_args: list[str]) -> int:
     """`--runner`: the same shards written by an Apache Beam pipeline (`pipelines.beam_writer`)."""
+    # Beam's import logs "apitools not found ..." on the root logger: a handler that drops it
+    # keeps logging's own default handler from printing that line before ours.
+    quiet = logging.NullHandler()
+    logging.getLogger().addHandler(quiet)
     try:
         from pipelines.beam_writer import write_pretraining_data_beam
     except ImportError as error:
@@ -642,6 +647,8 @@ def _main_beam(args: argparse.Namespace, beam_args: list[str]) -> int:
             file=sys.stderr,
         )
         return 2
+    finally:
+        logging.getLogger().removeHandler(quiet)
     if args.num_workers is not None:
         beam_args = [*beam_args, f"--num_workers={args.num_workers}"]
     if (args.task_index, args.num_tasks) != (0, 1):

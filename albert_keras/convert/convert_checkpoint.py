@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import contextlib
+import errno
+import os
 import pathlib
 import tempfile
 import zipfile
@@ -23,7 +25,7 @@ from albert_keras.convert.official_format import (
 from albert_keras.convert.safe_tar import safe_extract_tar
 from albert_keras.convert.tf1_checkpoint import find_tf1_checkpoint, read_tf1_checkpoint
 from pipelines import atomic_write
-from pipelines.output_folder import check_new_file
+from pipelines.output_folder import OutputFolderError, check_new_file, os_error_line
 
 SOURCES = ("tf1", "hf", "keras-hub", "keras")
 TARGETS = ("hf", "keras-hub", "tf1")
@@ -100,13 +102,45 @@ def save_imported(
     """
     check_outputs(output, overwrite=overwrite)
     output = pathlib.Path(output)
-    output.parent.mkdir(parents=True, exist_ok=True)
-    with atomic_write.atomic_path(output) as partial:
-        imported.pretrainer.save(partial)
+    with writing(output):
+        output.parent.mkdir(parents=True, exist_ok=True)
+        with atomic_write.atomic_path(output) as partial:
+            imported.pretrainer.save(partial)
     written = [output]
     if imported.sentencepiece is not None:
-        written.append(_write_bytes(vocabulary_path(output), imported.sentencepiece))
+        with writing(vocabulary_path(output)):
+            written.append(_write_bytes(vocabulary_path(output), imported.sentencepiece))
     return written
+
+
+@contextlib.contextmanager
+def writing(path: str | pathlib.Path):
+    """Turns an OSError met while writing `path` (a full disk, a read-only folder) into one
+    line naming `path`, not the temporary name it was written under."""
+    try:
+        yield
+    except Exception as error:
+        code = _disk_errno(error)
+        if code is None:
+            raise
+        plain = OSError(code, os.strerror(code))  # without the temporary file's name
+        raise OutputFolderError(os_error_line(plain, path)) from None
+
+
+# What TensorFlow's file errors (SaveV2 of a TF1 checkpoint) say, as the errno they stand for.
+_DISK_MESSAGES = {
+    "No space left": errno.ENOSPC,
+    "Read-only file system": errno.EROFS,
+    "Permission denied": errno.EACCES,
+}
+
+
+def _disk_errno(error: Exception) -> int | None:
+    if isinstance(error, OSError) and error.errno in (*_DISK_MESSAGES.values(), errno.EDQUOT):
+        return error.errno
+    if type(error).__module__.startswith("tensorflow"):
+        return next((code for text, code in _DISK_MESSAGES.items() if text in str(error)), None)
+    return None
 
 
 def export_model(
@@ -133,7 +167,11 @@ def export_model(
     """
     if target not in TARGETS:
         raise ValueError(f"target={target!r} is not one of {TARGETS}")
-    path = pathlib.Path(path)
+    with writing(path):
+        return _export(model, target, pathlib.Path(path), sentencepiece)
+
+
+def _export(model, target: str, path: pathlib.Path, sentencepiece) -> list[str]:
     backbone = getattr(model, "backbone", model)
     notes = []
     if target == "keras-hub":
