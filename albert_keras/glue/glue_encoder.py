@@ -1,29 +1,28 @@
-"""Text -> the backbone's input dict: normalize, SentencePiece, pack `[CLS] a [SEP] b [SEP]`."""
+"""Text -> the backbone's input dict for GLUE: the serving path's `AlbertPreprocessor`, traced."""
 
 from __future__ import annotations
 
 import os
 
-import keras_hub
 import tensorflow as tf
 
+from albert_keras.preprocessing.albert_preprocessor import AlbertPreprocessor
+from albert_keras.preprocessing.albert_tokenizer import AlbertTokenizer
 from pipelines.text_normalization import preprocess_text_tensor
 
 
 class GlueEncoder:
     """Encodes batches of GLUE sentences (or sentence pairs) into the backbone's inputs, in graph.
 
-    Three steps, as the official `classifier_utils.convert_single_example`:
-    1. the official `tokenization.preprocess_text(lower=True)`: collapse whitespace, ``` `` ```
-       and `''` to `"`, NFKD, drop combining marks (accents), lower-case
-       (`pipelines.text_normalization`, in TensorFlow ops);
-    2. SentencePiece ids with the model's `.model` proto (`keras_hub.tokenizers.AlbertTokenizer`);
-    3. `keras_hub.layers.MultiSegmentPacker` with `truncate="round_robin"`: `[CLS] a [SEP]`
-       (segment 0) `b [SEP]` (segment 1), padded with `<pad>` to `sequence_length`. Round-robin
-       trimming keeps the same tokens as the official `_truncate_seq_pair` (pop from the longer
-       segment, from b on a tie): the shorter segment is kept whole if it fits in half the
-       budget, else both get half, a the odd token; `tests/glue/test_glue_encoder.py` checks it
-       against that loop.
+    A thin wrapper around exactly the layers a saved classifier serves with: an
+    `AlbertTokenizer` (the official `preprocess_text`, then SentencePiece) and an
+    `AlbertPreprocessor` (`[CLS] a [SEP] b [SEP]`, the official longest-first truncation,
+    `<pad>`), as the official `classifier_utils.convert_single_example`. Fine-tuning encodes
+    through `preprocessor`, and `finetune_glue` saves that same layer inside the classifier,
+    so the ids a model was trained on are the ids it predicts and exports with
+    (`tests/glue/test_one_text_path.py`). What this class adds is speed: the preprocessor is
+    traced once per encoder and reused by every tf.data pipeline built on it (tracing
+    keras-hub's tokenizer and packer costs seconds; each dataset's map would redo it).
 
     Runs in TensorFlow (tf.data), whatever the Keras backend of the model. Make the encoder
     after any `keras.utils.set_random_seed` / `tf.random.set_seed`: seeding clears TensorFlow's
@@ -34,7 +33,7 @@ class GlueEncoder:
         spm_model: str, path or bytes. The SentencePiece model the backbone was trained with.
         sequence_length: int. The packed length (the official max_seq_length).
         lowercase: bool. Lower-case before SentencePiece (ALBERT's release vocabulary is
-            uncased: its `.model` does not lower-case by itself).
+            uncased: its `.model` does not lower-case by itself). Saved in the tokenizer.
 
     Example:
     >>> encoder = GlueEncoder("30k-clean.model", sequence_length=8)
@@ -52,21 +51,13 @@ class GlueEncoder:
         if isinstance(proto, str) and not os.path.isfile(proto):
             raise FileNotFoundError(f"{proto}: SentencePiece model not found")
         try:
-            self.tokenizer = keras_hub.tokenizers.AlbertTokenizer(proto=proto)
+            self.tokenizer = AlbertTokenizer(proto=proto, lowercase=bool(lowercase))
         except (tf.errors.OpError, RuntimeError, OSError, ValueError) as error:  # a bad proto
             raise ValueError(f"{spm_model}: not a usable ALBERT SentencePiece model ({error})")
+        self.preprocessor = AlbertPreprocessor(self.tokenizer, sequence_length)
         self.sequence_length = int(sequence_length)
-        self.lowercase = lowercase
+        self.lowercase = bool(lowercase)
         self.pad_id = self.tokenizer.pad_token_id
-        self.packer = keras_hub.layers.MultiSegmentPacker(
-            sequence_length=self.sequence_length,
-            start_value=self.tokenizer.cls_token_id,
-            end_value=self.tokenizer.sep_token_id,
-            pad_value=self.pad_id,
-            truncate="round_robin",
-        )
-        # Traced once per encoder, then reused by every tf.data pipeline built on it (tracing
-        # keras-hub's tokenizer and packer costs seconds; a dataset's map would redo it).
         texts = tf.TensorSpec([None], tf.string)
         self._encode_single = tf.function(self._encode, input_signature=[texts])
         self._encode_pair = tf.function(self._encode, input_signature=[texts, texts])
@@ -76,23 +67,18 @@ class GlueEncoder:
         return self.tokenizer.vocabulary_size()
 
     def normalize(self, text: tf.Tensor) -> tf.Tensor:
-        """The official `preprocess_text(remove_space=True, lower=True)`, in TensorFlow ops."""
-        return preprocess_text_tensor(text, lower_case=self.lowercase)
+        """The tokenizer's first step: the official `preprocess_text`, in TensorFlow ops."""
+        return preprocess_text_tensor(text, lower_case=self.tokenizer.lowercases)
 
     def tokenize(self, text: tf.Tensor) -> tf.RaggedTensor:
-        """A batch of strings -> ragged SentencePiece ids (in a graph; called eagerly, keras-hub
-        hands back Python lists, which `pack` takes too)."""
-        return self.tokenizer(self.normalize(text))
+        """A batch of strings -> ragged SentencePiece ids (the tokenizer's, normalization
+        included)."""
+        return self.tokenizer(text)
 
     def pack(self, ids_a: tf.RaggedTensor, ids_b: tf.RaggedTensor | None = None) -> dict:
-        """Ragged ids of one or two segments -> `{"token_ids", "segment_ids", "padding_mask"}`."""
-        segments = (ids_a,) if ids_b is None else (ids_a, ids_b)
-        token_ids, segment_ids = self.packer(segments)
-        return {
-            "token_ids": tf.cast(token_ids, "int32"),
-            "segment_ids": tf.cast(segment_ids, "int32"),
-            "padding_mask": tf.cast(token_ids != self.pad_id, "int32"),
-        }
+        """Ragged ids of one or two segments -> `{"token_ids", "segment_ids", "padding_mask"}`
+        (the preprocessor's packing step)."""
+        return self.preprocessor.pack(*((ids_a,) if ids_b is None else (ids_a, ids_b)))
 
     def __call__(self, text_a, text_b=None) -> dict:
         """A batch (1-D) of sentences, and of second sentences for pair tasks -> the backbone's
@@ -102,5 +88,4 @@ class GlueEncoder:
         return self._encode_pair(text_a, text_b)
 
     def _encode(self, text_a: tf.Tensor, text_b: tf.Tensor | None = None) -> dict:
-        ids_b = None if text_b is None else self.tokenize(text_b)
-        return self.pack(self.tokenize(text_a), ids_b)
+        return self.preprocessor(text_a if text_b is None else (text_a, text_b))

@@ -115,11 +115,25 @@ class AlbertPreprocessor(keras.layers.Layer):
         return keras.utils.pack_x_y_sample_weight(inputs, y, sample_weight)
 
     def _pack(self, *segments):
-        if len(segments) == 2:
+        return self.pack(*(self.tokenizer(s) for s in segments))
+
+    def pack(self, *segment_ids):
+        """Ragged SentencePiece ids of one or two segments -> the backbone's input dict.
+
+        The packing step alone (truncation, `[CLS] a [SEP] b [SEP]`, padding), for callers
+        that hold ids already; `call` is `pack` over the tokenizer's ids.
+
+        Args:
+            *segment_ids: `tf.RaggedTensor`s (batch, None) of ids, one per segment.
+
+        Returns:
+            dict of int32 (batch, sequence_length) `token_ids`, `segment_ids`, `padding_mask`.
+        """
+        if len(segment_ids) == 2:
             # keras-hub's packer would pair the rows it has and drop the others, silently.
-            rows_a, rows_b = tf.shape(segments[0])[0], tf.shape(segments[1])[0]
+            rows_a, rows_b = (_rows(ids) for ids in segment_ids)
             tf.debugging.assert_equal(rows_a, rows_b, message=_UNEQUAL_PAIRS)
-        token_ids, segment_ids = self._packer_layer()(tuple(self.tokenizer(s) for s in segments))
+        token_ids, segment_ids = self._packer_layer()(tuple(segment_ids))
         return {
             "token_ids": tf.cast(token_ids, "int32"),
             "segment_ids": tf.cast(segment_ids, "int32"),
@@ -145,6 +159,10 @@ class AlbertPreprocessor(keras.layers.Layer):
 
 
 _UNEQUAL_PAIRS = "AlbertPreprocessor: text_a and text_b need as many rows (one pair per example)"
+
+
+def _rows(ids) -> tf.Tensor:
+    return ids.nrows() if isinstance(ids, tf.RaggedTensor) else tf.shape(ids)[0]
 
 
 def _is_labelled(x: tuple) -> bool:

@@ -6,10 +6,21 @@ import keras
 import keras_hub
 import tensorflow as tf
 
+from pipelines import special_tokens
 from pipelines.text_normalization import preprocess_text_tensor
 
-# ALBERT's special pieces (DESIGN.md): <pad>=0, <unk>=1, [CLS]=2, [SEP]=3, [MASK]=4.
-SPECIAL_TOKENS = {"pad": "<pad>", "unk": "<unk>", "cls": "[CLS]", "sep": "[SEP]", "mask": "[MASK]"}
+# keras-hub's attribute names (`cls_token_id`, ...) for ALBERT's special pieces, whose one
+# owner is `pipelines.special_tokens`. Their ids are read from the vocabulary itself.
+SPECIAL_TOKENS = {
+    name: special_tokens.SPECIAL_PIECES[token_id]
+    for name, token_id in (
+        ("pad", special_tokens.PAD_ID),
+        ("unk", special_tokens.UNK_ID),
+        ("cls", special_tokens.CLS_ID),
+        ("sep", special_tokens.SEP_ID),
+        ("mask", special_tokens.MASK_ID),
+    )
+}
 
 
 @keras.saving.register_keras_serializable(package="albert_keras")

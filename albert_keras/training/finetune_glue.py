@@ -6,7 +6,8 @@ weight decay 0.01 not on LayerNorm or biases) under warmup + linear decay, gradi
 evaluation of the dev split every `eval_every` steps and the best checkpoint kept. We add early
 stopping on the task's main dev metric (`--patience` evaluations without improvement).
 
-Outputs in `--output_dir`: `model.keras` (the best fine-tuned `AlbertClassifier`), `metrics.json`
+Outputs in `--output_dir`: `model.keras` (the best fine-tuned `AlbertClassifier`, with the
+`AlbertPreprocessor` it was trained through: it predicts on strings), `metrics.json`
 (`{"task", "split", "num_examples", "metrics", ...}` for the best model on dev),
 `dev_predictions/TASK.tsv` and, where GLUE_DIR has test files, `submission/TASK.tsv` (plus
 `AX.tsv` from an MNLI model), in GLUE's submission format.
@@ -129,7 +130,11 @@ def finetune_glue(
     run = {"task": task.name, "model": model_name, "spm_model": str(spm_path), "source": source,
            "glue_dir": None if glue_dir is None else str(glue_dir), **settings}  # fmt: skip
     with OutputFolder(output_dir, "albert-keras finetune-glue", run, overwrite=overwrite) as folder:
-        classifier = AlbertClassifier(backbone, num_classes=task.num_classes, dropout=0.1)
+        # The encoder's own preprocessor: saved in model.keras (vocabulary and the trained
+        # sequence length), so the model predicts on strings and exports with no extra flag.
+        classifier = AlbertClassifier(
+            backbone, num_classes=task.num_classes, dropout=0.1, preprocessor=encoder.preprocessor
+        )
         schedule = WarmupLinearDecay(
             settings["learning_rate"], settings["warmup_steps"], settings["max_steps"]
         )
