@@ -62,7 +62,7 @@ RULES: dict[str, set[str]] = {
         "albert_keras.preprocessing",  # a saved classifier's preprocessor classes
         "albert_keras.preset_registry",
     },
-    # Above the models: weights in and out, tasks' data and metrics, serving.
+    # Above the models: weights in and out, the tasks, serving.
     "albert_keras.convert": _MODEL_LIBRARY | {"pipelines", "albert_keras.preprocessing"},
     "albert_keras.presets": _MODEL_LIBRARY
     | {
@@ -71,9 +71,11 @@ RULES: dict[str, set[str]] = {
         "albert_keras.preprocessing",
         "albert_keras.convert",
     },
-    "albert_keras.glue": {"pipelines"},
-    "albert_keras.squad": {"pipelines"},
-    "albert_keras.serving": _MODEL_LIBRARY | {"pipelines", "albert_keras.preprocessing"},
+    # The tasks: their data, encoding (the model library's preprocessing) and metrics.
+    "albert_keras.glue": _MODEL_LIBRARY | {"pipelines", "albert_keras.preprocessing"},
+    "albert_keras.squad": _MODEL_LIBRARY | {"pipelines", "albert_keras.preprocessing"},
+    "albert_keras.serving": _MODEL_LIBRARY
+    | {"pipelines", "albert_keras.preprocessing", "albert_keras.glue", "albert_keras.squad"},
     # The training runtime and, until they move to their own package, the jobs.
     "albert_keras.training": _BELOW_TRAINING,
     "albert_keras.distill": _BELOW_TRAINING | {"albert_keras.training"},
