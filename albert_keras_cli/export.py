@@ -1,6 +1,6 @@
 """`albert-keras export MODEL.keras OUT/`: a classifier as a SavedModel over raw strings.
 
-    albert-keras export sst2/model.keras served/sst2/
+    albert-keras export sst2/model.keras served/sst2/   # finetune-glue's model: no flag needed
     albert-keras export model.keras served/ --spm_model 30k-clean.model --sequence_length 128
 
 The SavedModel's signatures (`serving_default(text)`, `pairs(text_a, text_b)`,
@@ -63,4 +63,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"wrote {args.output_dir}")
     for name, outputs in signatures.items():
         print(f"  signature {name}: {', '.join(outputs)}")
+    print(
+        "  to load it: `import tensorflow_text` (its ops are in the graph), then tf.saved_model.load"
+    )
     return 0
