@@ -79,22 +79,18 @@ def parse_arguments(argv=None) -> argparse.Namespace:
 
 def tiny_records(workdir: pathlib.Path, args) -> tuple[str, str, int]:
     """Writes records from installed docstrings (the demo's corpus); returns (train, heldout, V)."""
-    from albert_keras.demo.demo_data import prepare_corpus, prepare_records
-    from pipelines.tokenization import spm_vocabulary_size
+    from _records import small_records  # beside this script, on sys.path when it runs
 
-    corpus = prepare_corpus(workdir, None, None, megabytes=0.3)
-    data = prepare_records(
+    return small_records(
         workdir,
-        corpus,
-        vocab_size=2000,
-        max_seq_length=args.seq_length,
-        max_predictions_per_seq=args.max_predictions,
-        dupe_factor=2,
-        input_format="text",
-        paragraphs_per_document=1,
+        "docstrings",
+        seq_length=args.seq_length,
+        max_predictions=args.max_predictions,
         seed=args.seed,
+        megabytes=0.3,
+        vocab_size=2000,
+        dupe_factor=2,
     )
-    return data["train"], data["heldout"], spm_vocabulary_size(data["spm_model"])
 
 
 def batches(pattern: str, args, training: bool):
