@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import shlex
 
 from albert_keras_cli.config_flags import add_config_flag, parse_config_flags
@@ -55,11 +56,39 @@ def run(args: argparse.Namespace) -> int:
 
 
 def command_line(args: argparse.Namespace) -> str:
-    """The command that reproduces the study, rebuilt from the parsed flags."""
-    words = ["albert-keras", "study", args.spec, "--output_dir", args.output_dir]
+    """The command that reproduces the study, rebuilt from the parsed flags.
+
+    Paths are printed as typed, except that an absolute one is made relative to the folder the
+    study runs from: the command goes into report.md for other readers, who have no copy of
+    this machine's folders.
+    """
+    words = ["albert-keras", "study", portable_path(args.spec), "--output_dir"]
+    words.append(portable_path(args.output_dir))
     for key in ("corpus", "heldout", "spm_model", "glue_dir"):
         if getattr(args, key) is not None:
-            words += [f"--{key}", getattr(args, key)]
+            paths = getattr(args, key).split(",")
+            words += [f"--{key}", ",".join(portable_path(path) for path in paths)]
     for item in args.config:
         words += ["--config", item]
     return " ".join(shlex.quote(word) for word in words)
+
+
+def portable_path(path: str) -> str:
+    """`path` as typed, or relative to the current folder when it is absolute.
+
+    Args:
+        path: str. A path or glob as the user typed it.
+
+    Example:
+    >>> import os
+    >>> portable_path(os.path.join(os.getcwd(), "out", "vocab", "books8k.model"))
+    'out/vocab/books8k.model'
+    >>> portable_path("../shared/data/corpus/*.txt")
+    '../shared/data/corpus/*.txt'
+    """
+    if not os.path.isabs(path):
+        return path
+    try:
+        return os.path.relpath(path)
+    except ValueError:  # another drive on Windows: no relative path exists
+        return path
