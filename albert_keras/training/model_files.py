@@ -70,7 +70,8 @@ def load_keras_file(path, flag: str = "") -> keras.Model:
 
 def find_spm_model(model, spm_model) -> pathlib.Path:
     """`spm_model` if given (it must exist), else the SentencePiece model beside `model`:
-    `spm.model`, or the only `*.model` file there.
+    its own `MODEL.spiece.model` (what `convert --output MODEL.keras` writes), `spm.model`, or
+    the only `*.model` file there.
 
     Example:
     >>> find_spm_model("albert.keras", None).name
@@ -84,6 +85,9 @@ def find_spm_model(model, spm_model) -> pathlib.Path:
     if isinstance(model, keras.Model):
         raise ValueError("spm_model is required with an in-memory model")  # noqa: TRY004
     folder = pathlib.Path(model).parent
+    own = folder / f"{pathlib.Path(model).stem}.spiece.model"  # `convert --output`'s
+    if own.is_file():
+        return own
     if (folder / "spm.model").is_file():
         return folder / "spm.model"
     candidates = sorted(folder.glob("*.model"))

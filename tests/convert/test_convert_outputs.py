@@ -68,6 +68,10 @@ def test_two_conversions_into_one_folder_keep_their_own_vocabularies(tmp_path, c
     ]
     assert (out / "a.spiece.model").read_bytes() == first_spm.read_bytes()
     assert (out / "b.spiece.model").read_bytes() == second_spm.read_bytes()
+    # The fine-tuning jobs find each model's own vocabulary beside it.
+    from albert_keras.training.model_files import find_spm_model
+
+    assert find_spm_model(str(out / "b.keras"), None) == out / "b.spiece.model"
     # Converted again from a.keras, the vocabulary named after it is the one carried along.
     code, _, err = _convert(capsys, "--source", "keras", out / "a.keras", "--to", "hf", out / "hf")
     assert code == 0, err
