@@ -1,5 +1,5 @@
 """The `albert-keras` command, a thin shell over the jobs: `pretrain`, `finetune-glue`,
-`finetune-squad`, `distill`, `study`, `convert`, `export`, `demo`.
+`finetune-squad`, `distill`, `study`, `convert`, `export`, `predict`, `demo`.
 
 Each subcommand has a module with `add_arguments(parser)` and `run(args) -> int`. Only the chosen
 subcommand's module is imported, and those here import no TensorFlow until `run`, so `--help`,
@@ -30,6 +30,7 @@ SUBCOMMANDS = {
     "convert": ("albert_keras_cli.convert", "Import or export checkpoints."),
     "demo": ("albert_keras_cli.demo", "Run the whole chain on an embedded corpus."),
     "export": ("albert_keras_cli.export", "Export a classifier as a SavedModel over raw strings."),
+    "predict": ("albert_keras_cli.predict", "Score a classifier on GLUE dev, or predict text."),
     "study": ("albert_keras_cli.study", "Run the paper's ablations (Tables 3-5) end to end."),
 }
 
@@ -63,6 +64,10 @@ def main(argv: list[str] | None = None) -> int:
             modules[name].add_arguments(sub)
     args = parser.parse_args(argv)
     try:
+        # A command's own flag checks (files that must exist, ...) answer before TensorFlow.
+        check = getattr(modules[args.command], "check_arguments", None)
+        if check is not None:
+            check(args)
         import_tensorflow(verbose)  # every job needs it; loaded here with its start-up lines hidden
         return int(modules[args.command].run(args) or 0)
     except (ValueError, FileNotFoundError) as error:

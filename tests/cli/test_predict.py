@@ -1,0 +1,129 @@
+"""`albert-keras predict`: GLUE dev scores equal finetune-glue's own, lines of text give one
+JSON line each (the model's probabilities), and bad input is one line, exit 2, flag errors
+before TensorFlow loads."""
+
+import io
+import json
+import subprocess
+import sys
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+from finetuned_classifier import finetune_tiny_sst2
+
+from albert_keras.models import AlbertBackbone
+from albert_keras_cli.main import main
+
+LINES = ["a film I loved", "", "the cat sat on the mat", "Ünïcode ``quoted''", "dull\0 day"]
+
+
+@pytest.fixture(scope="module")
+def finetuned(tmp_path_factory, tiny_spm):
+    """(model.keras, glue_dir, finetune-glue's metrics.json) of a tiny SST-2 run."""
+    return finetune_tiny_sst2(tmp_path_factory.mktemp("finetuned"), tiny_spm)
+
+
+def _expected_probabilities(model_path, texts):
+    logits = keras.saving.load_model(model_path).predict(texts, verbose=0)
+    return tf.nn.softmax(logits, axis=-1).numpy()
+
+
+def test_glue_dev_score_equals_finetune_glues(finetuned, tmp_path, capsys):
+    model_path, glue_dir, metrics = finetuned
+    output = tmp_path / "scores.json"
+    argv = ["predict", "--model", str(model_path), "--task", "SST-2", "--glue_dir", str(glue_dir),
+            "--output", str(output)]  # fmt: skip
+    assert main(argv) == 0
+    accuracy = metrics["metrics"]["accuracy"]
+    assert capsys.readouterr().out == f"SST-2 dev (8 examples): accuracy {accuracy:.4f}\n"
+    written = json.loads(output.read_text())
+    assert written["splits"] == {"dev": {"num_examples": 8, "metrics": {"accuracy": accuracy}}}
+    assert main(argv) == 2  # the file exists now
+    assert "exists: pass --overwrite" in capsys.readouterr().err
+    assert main([*argv, "--overwrite"]) == 0
+
+
+def test_lines_of_a_file_give_one_json_line_each(finetuned, tmp_path):
+    model_path, _, _ = finetuned
+    source, output = tmp_path / "lines.txt", tmp_path / "predictions.jsonl"
+    source.write_text("\n".join(LINES) + "\n", encoding="utf-8")
+    argv = ["predict", "--model", str(model_path), "--input", str(source), "--output", str(output)]
+    assert main(argv) == 0
+    rows = [json.loads(line) for line in output.read_text(encoding="utf-8").splitlines()]
+    assert len(rows) == len(LINES)
+    probabilities = np.array([row["probabilities"] for row in rows])
+    expected = _expected_probabilities(model_path, LINES)
+    np.testing.assert_allclose(probabilities, expected, rtol=0, atol=1e-6)
+    assert [row["label"] for row in rows] == expected.argmax(axis=-1).tolist()
+
+
+def test_stdin_to_stdout(finetuned, monkeypatch, capsys):
+    model_path, _, _ = finetuned
+    data = "\n".join(LINES[:3]).encode()
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
+    assert main(["predict", "--model", str(model_path)]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    expected = _expected_probabilities(model_path, LINES[:3])
+    np.testing.assert_allclose([r["probabilities"] for r in rows], expected, rtol=0, atol=1e-6)
+
+
+def _run_in_fresh_process(argv):
+    """(exit code, stderr lines, whether TensorFlow was imported) of `albert-keras argv`."""
+    script = (
+        "import sys; from albert_keras_cli.main import main; rc = main(sys.argv[1:]); "
+        "print('tensorflow' in sys.modules); sys.exit(rc)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, *argv],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    return done.returncode, done.stderr.splitlines(), done.stdout.strip() == "True"
+
+
+def test_flag_errors_are_one_line_before_tensorflow(finetuned, tmp_path):
+    model_path, glue_dir, _ = finetuned
+    model = ["--model", str(model_path)]
+    taken = tmp_path / "taken.jsonl"
+    taken.write_text("")
+    cases = {
+        "--model nowhere.keras: no such file": ["--model", "nowhere.keras"],
+        f"--model {tmp_path} is a folder": ["--model", str(tmp_path)],
+        "--task scores a GLUE dev file: it takes --glue_dir, not --input": [
+            *model, "--task", "SST-2", "--glue_dir", str(glue_dir), "--input", str(taken)],
+        "--task SST2: choose one of CoLA": [*model, "--task", "SST2", "--glue_dir", str(glue_dir)],
+        "--task needs --glue_dir": [*model, "--task", "SST-2"],
+        "no MRPC/ folder in it": [*model, "--task", "MRPC", "--glue_dir", str(glue_dir)],
+        "--glue_dir needs --task": [*model, "--glue_dir", str(glue_dir)],
+        "--input missing.txt: no such file": [*model, "--input", "missing.txt"],
+        f"{taken} exists: pass --overwrite": [*model, "--output", str(taken)],
+        "is the --input file": [*model, "--input", str(taken), "--output", str(taken),
+                                "--overwrite"],
+        "--batch_size must be positive, got 0": [*model, "--batch_size", "0"],
+    }  # fmt: skip
+    for message, argv in cases.items():
+        rc, stderr, loaded_tensorflow = _run_in_fresh_process(["predict", *argv])
+        assert (rc, len(stderr), loaded_tensorflow) == (2, 1, False), (message, stderr)
+        assert stderr[0].startswith("albert-keras predict: error: ") and message in stderr[0]
+
+
+def test_bad_lines_and_models_are_one_line(finetuned, tmp_path, capsys, tiny_spm):
+    model_path, _, _ = finetuned
+    source = tmp_path / "bad.txt"
+    source.write_bytes(b"fine line\n\xff\xfe not utf-8\n")
+    assert main(["predict", "--model", str(model_path), "--input", str(source)]) == 2
+    assert capsys.readouterr().err == f"albert-keras predict: error: {source} line 2: not UTF-8 (invalid start byte)\n"  # fmt: skip
+    source.write_text("a\tb\nno tab here\n")
+    assert main(["predict", "--model", str(model_path), "--input", str(source), "--pairs"]) == 2
+    assert capsys.readouterr().err == (
+        f"albert-keras predict: error: {source} line 2: --pairs needs TEXT_A<tab>TEXT_B, "
+        "found 0 tab(s)\n"
+    )
+    backbone_path = model_path.parent.parent / "backbone.keras"
+    assert main(["predict", "--model", str(backbone_path), "--input", str(source)]) == 2
+    assert "a AlbertBackbone, not an AlbertClassifier" in capsys.readouterr().err
+    assert isinstance(keras.saving.load_model(backbone_path), AlbertBackbone)
