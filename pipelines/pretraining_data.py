@@ -161,6 +161,7 @@ def write_pretraining_data(
         num_tasks=num_tasks,
         task_index=task_index,
         overwrite=overwrite,
+        fingerprint=_fingerprint(settings, files, spm_model),
     )
     try:
         summary = _write_task(

@@ -7,6 +7,10 @@ settings `stats.json` records, the input files, the vocabulary's SHA-256), the n
 and the runner (a Beam run and a local one lay the folder out differently). A rerun with equal
 arguments resumes, as it always did; other arguments are refused unless `--overwrite`.
 
+A folder the writer filled before it kept a manifest (its `.albert_progress/` bookkeeping,
+only the shards and statistics of this layout, every progress record made with this run's
+settings and inputs) is adopted as its own, so that such a run still resumes.
+
 Each task of a multi-machine run (`--num_tasks`) holds its own lock, so tasks sharing one folder
 run at once while two runs of the same task are refused; every task claims every entry of the
 folder, so the manifest lists them all whichever task wrote it last.
@@ -15,10 +19,11 @@ folder, so the manifest lists them all whichever task wrote it last.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 
-from pipelines import filesystems
-from pipelines.output_folder import LOCK, OutputFolder
+from pipelines import atomic_write, filesystems
+from pipelines.output_folder import LOCK, MANIFEST, OutputFolder
 from pipelines.record_writer import BOOKKEEPING_DIR
 
 COMMAND = "python -m pipelines.pretraining_data"
@@ -34,6 +39,7 @@ def writer_folder(
     task_index: int = 0,
     runner: str | None = None,
     overwrite: bool = False,
+    fingerprint: str | None = None,
 ) -> OutputFolder:
     """Opens `output_dir` for the writer (checks, lock, manifest) and claims its entries.
 
@@ -45,6 +51,9 @@ def writer_folder(
         num_tasks, task_index: int. This machine's share of a multi-machine run.
         runner: str or None. The Beam runner, None for the local writer.
         overwrite: bool. Replace an earlier run's files made with other arguments.
+        fingerprint: str or None. The local writer's hash of settings and inputs: a folder an
+            earlier writer left without a manifest, whose progress records all carry it, is
+            adopted.
 
     Returns:
         The opened `OutputFolder`: the caller closes it.
@@ -66,6 +75,9 @@ def writer_folder(
     lock = (
         LOCK if num_tasks == 1 else f".albert-keras.task-{task_index:05d}-of-{num_tasks:05d}.lock"
     )
+    entries = folder_entries(settings["num_shards"], num_tasks, bookkeeping=runner is None)
+    if fingerprint is not None:
+        _adopt_earlier_layout(output_dir, entries, arguments, fingerprint)
     folder = OutputFolder(
         output_dir,
         COMMAND,
@@ -74,9 +86,33 @@ def writer_folder(
         overwrite=overwrite,
         lock_name=lock,
     ).open()
-    for name in folder_entries(settings["num_shards"], num_tasks, bookkeeping=runner is None):
+    for name in entries:
         folder.claim(name)
     return folder
+
+
+def _adopt_earlier_layout(output_dir, entries: list[str], arguments: dict, fingerprint: str):
+    """Writes a manifest into a folder of this layout that an earlier writer made without one,
+    with these settings and inputs."""
+    if filesystems.is_remote(output_dir) or not os.path.isdir(output_dir):
+        return
+    names = set(os.listdir(output_dir))
+    if MANIFEST in names or BOOKKEEPING_DIR not in names or not names <= set(entries):
+        return
+    bookkeeping = os.path.join(output_dir, BOOKKEEPING_DIR)
+    records = [n for n in os.listdir(bookkeeping) if n.endswith(".progress.json")]
+    for name in records:
+        try:
+            with open(os.path.join(bookkeeping, name), encoding="utf-8") as file:
+                if json.load(file).get("fingerprint") != fingerprint:
+                    return
+        except (OSError, ValueError):
+            return
+    if not records:
+        return
+    manifest = {"command": COMMAND, "arguments": arguments, "inputs": {}, "files": sorted(names)}
+    manifest["created"] = manifest["updated"] = "before manifests (adopted)"
+    atomic_write.write_json(os.path.join(output_dir, MANIFEST), manifest)
 
 
 def folder_entries(num_shards: int, num_tasks: int = 1, *, bookkeeping: bool = True) -> list[str]:

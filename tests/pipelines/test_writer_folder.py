@@ -220,3 +220,24 @@ def test_a_full_disk_is_one_line_naming_the_folder(num_workers, shared_data, tmp
     # kept for the rerun to resume from: never a half shard under its final name.
     assert left in ([], ["records"])
     assert all(progress["complete"] for progress in finished)
+
+
+def test_a_folder_written_before_manifests_still_resumes(small_book, shared_data, tmp_path):
+    out = tmp_path / "records"
+    arguments = _arguments(small_book, shared_data / SPM, out)
+    assert main(arguments) == 0
+    before = _checksums(out)
+    (out / MANIFEST).unlink()  # as the writer left its folders before the output-folder rule
+    assert main(arguments) == 0  # adopted: a resume, shards kept
+    after = _checksums(out)
+    timed = (MANIFEST, "stats.json")  # stats.json holds the run's seconds
+    assert {k: v for k, v in after.items() if k not in timed} == {
+        k: v for k, v in before.items() if k not in timed
+    }
+    assert json.loads((out / MANIFEST).read_text())["command"] == (
+        "python -m pipelines.pretraining_data"
+    )
+    # Made with other settings, it is not adopted: refused as files albert-keras did not write.
+    (out / MANIFEST).unlink()
+    assert main([*arguments, "--seed", "5"]) == 2
+    assert MANIFEST not in os.listdir(out)
