@@ -32,7 +32,7 @@ demo: install
 	$(PY) -m albert_keras_cli demo $(DEMO_ARGS)
 
 lint: install
-	$(VENV)/bin/ruff check albert_keras albert_keras_cli pipelines tests benchmarks
+	$(VENV)/bin/ruff check albert_keras albert_keras_cli pipelines tests benchmarks experiments
 
 clean:
 	rm -rf demo_output .pytest_cache
