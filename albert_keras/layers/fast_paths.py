@@ -22,11 +22,8 @@ function (tests/layers/test_fast_paths.py checks forward and gradient against th
 
 JAX (XLA) and torch fuse the reference formulas themselves, so the paths are on by default on
 TensorFlow only; `enable_fast_paths(False)` turns them off (to measure them, or to check the
-reference on TensorFlow). Measured on a 2-core CPU, a train step (L6 H256 I1024, 16 x 128) gains
-6.6% from the GELU, 3.4% from the LayerNorm, 2.5% from the tied head, 1.2-1.5x from the
-attention, ~7% from the cross entropy with the GELU's bias and 1.7% from the FFN's input
-gradient (float32; in mixed_bfloat16 the GELU computed in float32 inside its loop another
-1.13x; benchmarks/README.md).
+reference on TensorFlow). Each is kept because a paired A/B of whole train steps showed it
+faster; the measurements are in docs/benchmarks-log.md.
 `explicit_attention` is also the attention of every backend when dropout on the probabilities
 is on (`dot_product_attention` has none). TensorFlow is imported on first use only, so the
 module is safe to import on any backend.
@@ -111,7 +108,7 @@ def _compiled_gelu():
 
     def in_float32(x, *others):
         # Half precision is computed in float32: XLA on the CPU has no bfloat16 arithmetic and
-        # would round after every op, 2-3x slower than rounding once at the end.
+        # would round after every op; rounding once, at the end, is faster and loses less.
         dtype = "float32" if x.dtype.size < 4 else x.dtype
         return functools.reduce(tf.add, [tf.cast(value, dtype) for value in (x, *others)])
 
@@ -134,12 +131,11 @@ def fused_gelu(x, bias=None):
     TensorFlow runs each elementwise op as its own pass over memory and its automatic gradient of
     the formula adds as many again (about twelve passes over the FFN's activations). Here the
     forward and the backward are each one function compiled by XLA, called from the ordinary
-    graph, where the matmuls keep TensorFlow's multi-threaded kernels (2.2x faster than the same
-    gradient in plain TF ops; differentiating through a jit-compiled function instead runs the
-    gradient unfused, 2x slower than plain ops). With `bias`, the Dense's bias add happens
-    inside the same two loops (the forward then takes 1.0 ms instead of 1.8 at 16 x 128 x 1024);
-    the bias's gradient stays TF's `BiasAddGrad` of the GELU's gradient, since XLA's sum over
-    the rows, inside the loop or beside it, is 2-3x slower on the CPU.
+    graph, where the matmuls keep TensorFlow's multi-threaded kernels (differentiating through
+    a jit-compiled function instead would run the gradient unfused, slower than plain ops).
+    With `bias`, the Dense's bias add happens inside the same two loops, saving a pass; the
+    bias's gradient stays TF's `BiasAddGrad` of the GELU's gradient, since XLA's sum over the
+    rows, inside the loop or beside it, is slower on the CPU.
 
     Args:
         x: a floating TensorFlow tensor (..., I).
@@ -258,8 +254,8 @@ def fused_sparse_cross_entropy(labels, logits):
     gradient each one XLA-fused loop called from the ordinary graph.
 
     TensorFlow's `SparseSoftmaxCrossEntropyWithLogits` makes several passes over the (N, V)
-    logits and, for the MLM loss, runs alone between the forward and the backward: 34 ms for
-    its forward and gradient at 320 x 30000 on the 2-core CPU, against 16-19 ms here.
+    logits and, for the MLM loss, runs alone between the forward and the backward, on the
+    step's critical path, where the fused loops take less time.
 
     Args:
         labels: int tensor (...), the target ids, each in [0, V).
@@ -302,11 +298,10 @@ def widening_matmul(x, kernel):
     input's gradient taken against a transposed copy of the kernel.
 
     The input's gradient is `upstream @ transpose(kernel)`. TensorFlow's automatic gradient
-    runs it as a matmul with `transpose_b`, which oneDNN computes 1.36x slower in float32 when
-    the kernel is wider than tall (2,048 x 1,024 by (256, 1,024): 7.3 ms against 5.4 including
-    the copy's 0.3 ms; a float32 step 1.017x by the clock, 1.022x by CPU, paired). In bfloat16
-    the copy loses (0.73-0.90x on the op, and this function 0.95x on a step), so the layers
-    call it in float32 only. The kernel's gradient is TF's, `transpose(x) @ upstream` over all rows.
+    runs it as a matmul with `transpose_b`, which oneDNN computes more slowly in float32 when
+    the kernel is wider than tall than the plain product with a transposed copy, the copy
+    included (`benchmarks/dense_input_gradient.py` times both per shape). In bfloat16 the copy
+    loses, so the layers call it in float32 only. The kernel's gradient is TF's, `transpose(x) @ upstream` over all rows.
 
     Args:
         x: float32 tensor (..., K).

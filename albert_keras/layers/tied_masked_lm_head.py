@@ -24,9 +24,8 @@ class TiedMaskedLMHead(keras.layers.Layer):
     table is then `transpose(transpose(x) @ upstream)`: an (E, V) product, about half as fast
     as the (V, E) one, plus a copy to transpose it back. Here the gradient is written as
     `transpose(upstream) @ x`, the (V, E) product directly (the transposes of the inputs fold
-    into the matmul), which takes ~13% off the head's forward and backward and ~2.5% off a CPU
-    train step at V = 30000 (benchmarks/README.md). Other backends, and heads with an untied
-    kernel or soft-capped logits, use the reference formula.
+    into the matmul), the faster layout for TensorFlow's kernels. Other backends, and heads with
+    an untied kernel or soft-capped logits, use the reference formula.
 
     Args:
         vocabulary_size: int. The output size; may be left out when `token_embedding` is given.

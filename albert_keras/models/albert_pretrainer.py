@@ -51,8 +51,8 @@ class AlbertPretrainer(DenseGradientTrainStep, keras.Model):
     - Sparse last layer: the losses read the last layer at those P positions and at [CLS] (the
       pooler's input) only, so its block computes just those rows, its queries attending to
       every row's keys and values (`AlbertBackbone.outputs_at`). Outputs and gradients are
-      those of the full computation up to float round-off (tests/models); a CPU step at L6,
-      128 tokens, 20 predictions is 1.10x faster (benchmarks/README.md).
+      those of the full computation up to float round-off (tests/models), for fewer FLOPs in
+      the last layer.
     - Sentence head: Dense(2) on the pooled output; `"sop"` (sentence order, the paper's
       section 4.6) and `"nsp"` (BERT's next sentence) differ in the data only.
     - Loss: `sum(w * ce) / (sum(w) + 1e-5)` over the masked positions, weights

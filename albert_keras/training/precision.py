@@ -8,10 +8,9 @@
   the optimizer in `keras.optimizers.LossScaleOptimizer`).
 - CPUs with AVX512_BF16 or AMX-BF16 (Cooper Lake, Sapphire Rapids and later Xeons; Zen 4 and
   later), on the TensorFlow backend with oneDNN on (TensorFlow's default on these CPUs): oneDNN
-  runs bfloat16 matmuls natively there (a training step 1.40-1.49x faster than float32 on the
-  development machine, `benchmarks/train_step.py`). Without oneDNN, TensorFlow's Eigen kernels emulate bfloat16, and on
-  the JAX backend XLA:CPU gains nothing from it (measured: 1,027 against 985 ms a step), so
-  those get `float32`.
+  runs bfloat16 matmuls natively there, so a training step is faster than in float32
+  (`benchmarks/train_step.py` prints both). Without oneDNN, TensorFlow's Eigen kernels emulate
+  bfloat16, and on the JAX backend XLA:CPU gains nothing from it, so those get `float32`.
 - Everything else: `float32`.
 
 The device facts (platform, compute capability, CPU flags, oneDNN) come from `device_facts`; the

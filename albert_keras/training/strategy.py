@@ -80,8 +80,8 @@ def num_replicas(strategy) -> int:
 
 def resolve_jit_compile(jit_compile: str | bool, strategy) -> bool:
     """XLA on TPU / GPU (and always on JAX, which compiles everything); off on CPU with
-    TensorFlow: measured here, XLA's steps were 12-29% faster on tiny models but its compile
-    took ~10 s more, which short CPU runs (tests, demos) do not win back. `"true"` forces it."""
+    TensorFlow: there XLA's steps are faster but its compile costs seconds more, which short CPU
+    runs (tests, demos) do not win back. `"true"` forces it."""
     if isinstance(jit_compile, bool):
         return jit_compile
     if jit_compile not in ("auto", "true", "false"):
