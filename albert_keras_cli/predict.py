@@ -119,6 +119,11 @@ def read_lines(path: str | None, pairs: bool) -> tuple[list[str], list[str] | No
     Returns `(texts_a, texts_b)`; `texts_b` is None unless `pairs` (each line `a<TAB>b`).
     A line that is not UTF-8, or a pair line without exactly one tab, is a ValueError naming
     the file and line.
+
+    Example:
+    >>> _ = open("lines.txt", "w", encoding="utf-8").write("a film I loved\\nmeh\\n")
+    >>> read_lines("lines.txt", pairs=False)
+    (['a film I loved', 'meh'], None)
     """
     name = "stdin" if path in (None, "-") else path
     if path in (None, "-"):

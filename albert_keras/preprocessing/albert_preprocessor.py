@@ -128,6 +128,12 @@ class AlbertPreprocessor(keras.layers.Layer):
 
         Returns:
             dict of int32 (batch, sequence_length) `token_ids`, `segment_ids`, `padding_mask`.
+
+        Example:
+        >>> preprocessor = AlbertPreprocessor(AlbertTokenizer("30k-clean.model"), 6)
+        >>> ids = tf.ragged.constant([[10975, 15, 51, 1952, 25]])
+        >>> preprocessor.pack(ids)["token_ids"].numpy().tolist()  # cut to fit [CLS] a [SEP]
+        [[2, 10975, 15, 51, 1952, 3]]
         """
         if len(segment_ids) == 2:
             # keras-hub's packer would pair the rows it has and drop the others, silently.

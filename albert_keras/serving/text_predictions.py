@@ -25,15 +25,29 @@ def check_text_classifier(model, source: str = "the model") -> None:
         source: str. Where it came from (a path), for the message.
 
     Raises:
-        ValueError: not an `AlbertClassifier`, or one saved without a preprocessor.
+        ValueError: not an `AlbertClassifier`, one saved without a preprocessor, or one whose
+            preprocessor has more pieces than the model embeds.
+
+    Example:
+    >>> check_text_classifier(keras.saving.load_model("albert.keras"), "albert.keras")
+    Traceback (most recent call last):
+    ...
+    ValueError: albert.keras: AlbertPretrainer is not an AlbertClassifier
     """
     if getattr(model, "num_classes", None) is None:
-        raise ValueError(f"{source}: a {type(model).__name__}, not an AlbertClassifier")
+        raise ValueError(f"{source}: {type(model).__name__} is not an AlbertClassifier")
     if getattr(model, "preprocessor", None) is None:
         raise ValueError(
             f"{source}: saved without a preprocessor (made before finetune-glue saved one?), so "
             "it cannot read text: fine-tune it again, or build it with AlbertClassifier(..., "
             "preprocessor=AlbertPreprocessor(AlbertTokenizer('spm.model'), sequence_length))"
+        )
+    pieces = model.preprocessor.tokenizer.vocabulary_size()
+    embedded = model.backbone.get_config()["vocabulary_size"]
+    if pieces > embedded:
+        raise ValueError(
+            f"{source}: its preprocessor's vocabulary has {pieces} pieces but the model embeds "
+            f"only {embedded} tokens"
         )
 
 
@@ -54,9 +68,13 @@ def predict_texts(
         regression model.
 
     Example:
-    >>> model = keras.saving.load_model("sst2/model.keras")
-    >>> predict_texts(model, ["a film I loved"])  # doctest: +SKIP
-    [{'label': 1, 'probabilities': [0.12, 0.88]}]
+    >>> from albert_keras.models import AlbertClassifier
+    >>> from albert_keras.preprocessing import AlbertPreprocessor, AlbertTokenizer
+    >>> model = AlbertClassifier(  # as finetune-glue saves one: with its preprocessor
+    ...     keras.saving.load_model("albert.keras").backbone,
+    ...     preprocessor=AlbertPreprocessor(AlbertTokenizer("spm.model"), sequence_length=16))
+    >>> [(sorted(p), len(p["probabilities"])) for p in predict_texts(model, ["a film I loved"])]
+    [(['label', 'probabilities'], 2)]
     """
     check_text_classifier(model)
     if not texts_a:
@@ -90,9 +108,14 @@ def score_glue_dev(
         `{"task", "splits": {split: {"num_examples", "metrics"}}}`.
 
     Example:
-    >>> model = keras.saving.load_model("sst2/model.keras")
-    >>> score_glue_dev(model, "SST-2", "glue_data")["splits"]["dev"]["num_examples"]
-    872
+    >>> from albert_keras.models import AlbertClassifier
+    >>> from albert_keras.preprocessing import AlbertPreprocessor, AlbertTokenizer
+    >>> model = AlbertClassifier(
+    ...     keras.saving.load_model("albert.keras").backbone,
+    ...     preprocessor=AlbertPreprocessor(AlbertTokenizer("spm.model"), sequence_length=16))
+    >>> scores = score_glue_dev(model, "SST-2", "glue_data")
+    >>> scores["splits"]["dev"]["num_examples"], sorted(scores["splits"]["dev"]["metrics"])
+    (872, ['accuracy'])
     """
     check_text_classifier(model)
     task = get_glue_task(task)

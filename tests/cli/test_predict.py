@@ -13,7 +13,8 @@ import pytest
 import tensorflow as tf
 from finetuned_classifier import finetune_tiny_sst2
 
-from albert_keras.models import AlbertBackbone
+from albert_keras.models import AlbertBackbone, AlbertClassifier
+from albert_keras.preprocessing import AlbertPreprocessor, AlbertTokenizer
 from albert_keras_cli.main import main
 
 LINES = ["a film I loved", "", "the cat sat on the mat", "Ünïcode ``quoted''", "dull\0 day"]
@@ -125,5 +126,19 @@ def test_bad_lines_and_models_are_one_line(finetuned, tmp_path, capsys, tiny_spm
     )
     backbone_path = model_path.parent.parent / "backbone.keras"
     assert main(["predict", "--model", str(backbone_path), "--input", str(source)]) == 2
-    assert "a AlbertBackbone, not an AlbertClassifier" in capsys.readouterr().err
+    assert f"{backbone_path}: AlbertBackbone is not an AlbertClassifier" in capsys.readouterr().err
     assert isinstance(keras.saving.load_model(backbone_path), AlbertBackbone)
+    small = AlbertBackbone(
+        vocabulary_size=20, num_layers=1, num_heads=2, embedding_dim=8, hidden_dim=16,
+        intermediate_dim=32, max_sequence_length=16,
+    )  # fmt: skip
+    tokenizer = AlbertTokenizer(str(tiny_spm))
+    mismatched = AlbertClassifier(small, preprocessor=AlbertPreprocessor(tokenizer, 16))
+    mismatched.save(tmp_path / "mismatched.keras")
+    argv = ["predict", "--model", str(tmp_path / "mismatched.keras"), "--input", str(source)]
+    assert main(argv) == 2
+    pieces = tokenizer.vocabulary_size()
+    assert capsys.readouterr().err == (
+        f"albert-keras predict: error: {tmp_path / 'mismatched.keras'}: its preprocessor's "
+        f"vocabulary has {pieces} pieces but the model embeds only 20 tokens\n"
+    )
