@@ -24,9 +24,9 @@ dozen steps whatever the sequence length; the random order comes from draws with
 
 Speed (the reader's goal is 20,000 examples/s per core at seq 512): the parts without a random op
 are compiled by XLA, which fuses their element-wise work and runs the loop without TF's per-step
-executor cost (~100 us a step); every draw is a TF stateless op outside them, keyed by the `seed`
-passed in, so a batch and a seed give the same masks on every run and machine. Compiling costs
-~1 s once, at the first batch (benchmarks/README.md, "Time to the first batch").
+executor cost; every draw is a TF stateless op outside them, keyed by the `seed` passed in, so a
+batch and a seed give the same masks on every run and machine. Compiling is paid once, at the
+first batch (`benchmarks/first_batch.py` times it).
 """
 
 import tensorflow as tf
@@ -74,9 +74,9 @@ def _write_rows(values: tf.Tensor, positions: tf.Tensor, updates: tf.Tensor, use
 def _running_counts(flags: list[tf.Tensor], block: int = 16) -> list[tf.Tensor]:
     """Inclusive cumulative sums along axis 1 of (B, T) bool tensors, as int32.
 
-    Two small matmuls with triangular ones (within blocks of `block`, then across blocks): a
-    `cumsum` takes ~1 ms for one (256, 512) tensor on one core, in TF or XLA alike; this, ~0.3 ms
-    for two. Exact: float32 holds every count up to 2**24.
+    Two small matmuls with triangular ones (within blocks of `block`, then across blocks), which
+    run faster than a `cumsum` on a CPU, in TF or XLA alike. Exact: float32 holds every count up
+    to 2**24.
     """
     batch_size, width = tf.shape(flags[0])[0], flags[0].shape[1]
     padding = -width % block

@@ -193,7 +193,7 @@ def _choose_spans(draws, num_words, first_word, word_end, budget, ngram):
     cumulative = np.cumsum(ngram_probabilities(ngram))[:-1]
     # The visit order is an incremental Fisher-Yates shuffle of each row's words: step k swaps
     # a random unvisited word into place k, so only visited places cost a draw (a full shuffle
-    # or a sort of every row would cost ~10x more, as most rows stop after a few dozen words).
+    # or a sort of every row would cost far more, as most rows stop after a few dozen words).
     # order[first_word[r] + k] is a word of row r, numbered within the row.
     order = np.arange(total_words, dtype=np.int64) - np.repeat(first_word, num_words)
     # `covered` is padded by `ngram` words so a span's cells never run past the array (cells
@@ -250,7 +250,7 @@ def _choose_spans(draws, num_words, first_word, word_end, budget, ngram):
 
 def _row_count(flags):
     """`flags.sum(axis=1)` of a (rows, few) bool array, one column at a time: NumPy's reduction
-    along a short last axis costs ~4x these few whole-column adds."""
+    along a short last axis costs more than these few whole-column adds."""
     count = flags[:, 0].astype(np.int64)
     for column in range(1, flags.shape[1]):
         count += flags[:, column]

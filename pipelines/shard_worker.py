@@ -171,7 +171,7 @@ def safe_start_method() -> str:
     """`"fork"` on Linux while this process runs one thread and no TensorFlow, else `"spawn"`.
 
     A forked child starts at once with the modules and the loaded SentencePiece model it
-    inherits (a spawned one spends ~0.3 CPU-seconds importing and loading them again), but a
+    inherits (a spawned one imports and loads them again), but a
     fork copies other threads' locks mid-use: TensorFlow's (in a test or a notebook) among them.
     """
     if (
@@ -296,11 +296,9 @@ def keep_freed_memory() -> bool:
 
     By default glibc gives an array of over 128 KB (later: of over the largest freed so far)
     pages of its own and returns them to the kernel when it is freed, so the next array of that
-    size faults its pages in again. On the six books at dupe_factor 10 (1 worker) that was
-    233k page faults and 0.63 of 3.3-3.7 CPU-seconds in the kernel; with these settings (arrays
-    below 32 MB come from the heap, and up to 256 MB of freed heap is kept) it is 20k faults,
-    0.13 s in the kernel and 2.6-2.7 CPU-seconds in all, for 2 MB more peak memory (15 MB more
-    at dupe_factor 1, where the gain is within the noise). No library sets glibc's documented
+    size faults its pages in again, and the writer spends that time in the kernel. With these
+    settings arrays below 32 MB come from the heap and up to 256 MB of freed heap is kept, so
+    most of those faults go, for a little more peak memory. No library sets glibc's documented
     tunables for us, and the standard library has no `mallopt`: hence ctypes. Called in each
     worker process, by the writer's command line and in the Beam workers that command line
     starts, not by the library: a notebook's process keeps glibc's defaults.
