@@ -54,7 +54,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         choices=("auto", "true", "false"),
         default="auto",
         help="XLA: auto is Keras's choice (on for GPU / TPU); true also pays on CPU for long "
-        "runs and for predicting (benchmarks/README.md), after a compile of ~10 s",
+        "runs and for predicting (benchmarks/inference.py --xla on), after a one-time compile",
     )
 
 
