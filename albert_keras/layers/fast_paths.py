@@ -332,8 +332,7 @@ def widening_matmul(x, kernel):
 def tied_logits(x, table):
     """`x @ transpose(table)` for x (N, E) and table (V, E), with the table's gradient computed as
     `transpose(upstream) @ x`, the (V, E) product directly: TF's automatic gradient is the
-    transpose of an (E, V) product, about half as fast, plus a copy (~13% off the head's forward
-    and backward at V = 30000)."""
+    transpose of an (E, V) product, slower in TensorFlow's kernels, plus a copy."""
 
     def grad(*args, upstream=None):
         if upstream is None:  # TF passes the upstream gradient positionally
