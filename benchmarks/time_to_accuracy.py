@@ -62,7 +62,7 @@ def parse_arguments(argv=None) -> argparse.Namespace:
     add("--source", choices=("books", "docstrings"), help="default: books when ../shared has them")
     add("--megabytes", type=float, help="text read per book / docstring source (default: all)")
     add("--workdir", help="where records and the HF folder go (reused; default: a temp dir)")
-    add("--target", type=float, default=0.12, help="held-out MLM accuracy to reach")
+    add("--target", type=float, help="held-out MLM accuracy to reach (default 0.12)")
     add("--max_steps", type=int, default=4000, help="give up here; the schedules' horizon")
     add("--eval_every", type=int, default=100)
     add("--heldout_batches", type=int, default=32)
@@ -87,8 +87,10 @@ def parse_arguments(argv=None) -> argparse.Namespace:
         args.num_layers, args.hidden_dim, args.embedding_dim = 1, 32, 16
         args.intermediate_dim, args.batch_size, args.seq_length = 64, 8, 32
         args.max_predictions, args.heldout_batches, args.eval_every = 5, 2, 5
-        args.max_steps, args.target = min(args.max_steps, 20), min(args.target, 0.02)
+        args.max_steps = min(args.max_steps, 20)
+        args.target = 0.02 if args.target is None else args.target
         args.ours_learning_rate = args.hf_learning_rate = args.keras_hub_learning_rate = 1e-2
+    args.target = 0.12 if args.target is None else args.target
     if (args.records is None) != (args.heldout is None) or (
         args.records is not None and args.vocabulary_size is None
     ):
