@@ -79,6 +79,8 @@ def find_spm_model(model, spm_model) -> pathlib.Path:
     """
     if spm_model is not None:
         path = pathlib.Path(spm_model)
+        if path.is_dir():
+            raise ValueError(f"{path}: --spm_model is a folder; give the SentencePiece .model file")
         if not path.is_file():
             raise FileNotFoundError(f"{path}: --spm_model not found")
         return path

@@ -151,3 +151,11 @@ def test_bad_files_are_one_true_line(tmp_path, capsys):
     error = _refused(capsys, "--source", "tf1", not_a_tarball, "--output", tmp_path / "o.keras")
     assert str(not_a_tarball) in error
     assert sorted(p.name for p in tmp_path.iterdir()) == ["albert.tar.gz", "truncated.keras"]
+
+
+def test_a_folder_given_as_the_vocabulary_is_called_a_folder(tmp_path):
+    # The fine-tuning jobs' --spm_model (it said "not found" of a folder).
+    from albert_keras.training.model_files import find_spm_model
+
+    with pytest.raises(ValueError, match=f"{tmp_path}: --spm_model is a folder; give the"):
+        find_spm_model(str(tmp_path / "model.keras"), str(tmp_path))
