@@ -10,6 +10,10 @@ run `predict_on_batch` (the compiled predict function, as `model.predict` uses);
 `AlbertForSequenceClassification` runs eagerly under `torch.inference_mode` when `torch` and
 `transformers` import. All peers have the same config, random weights and no dropout.
 
+The exported SavedModels over raw strings (ours from `albert-keras export`, keras-hub's
+through `keras.export.ExportArchive`), batch-1 p50 / p99 and batch-64 throughput, are timed by
+`serving_latency.py`.
+
 With `--models NAME=PATH,...` the peers are instead our classifiers on saved models (a
 backbone, a pretrainer or a classifier `.keras`), e.g. a teacher, its distilled student and the
 same student pretrained without a teacher; speedups are against the first one named:

@@ -1,0 +1,289 @@
+"""Serving latency: our exported SavedModel against keras-hub's, both over raw strings.
+
+    .venv/bin/python benchmarks/serving_latency.py              # L6 H256 E128 I1024, seq 128
+    .venv/bin/python benchmarks/serving_latency.py --tiny       # a smoke run (seconds)
+
+One random `AlbertClassifier` (float32, seeded, 2 classes) is exported twice:
+
+- ours with `albert-keras export MODEL.keras OUT --spm_model ... --sequence_length ...` (run
+  in this process through the CLI's `main`): the `serving_default(text)` signature of
+  albert_keras/serving/export_saved_model.py (our `AlbertPreprocessor` in the graph, the
+  softmax of the logits out);
+- keras-hub's: the same weights converted (`backbone_to_keras_hub`, the classifier's Dense
+  copied) into `keras_hub.models.AlbertTextClassifier` with its
+  `AlbertTextClassifierPreprocessor` (its `AlbertTokenizer` on the same SentencePiece model),
+  exported the way Keras documents an inference artifact over a function of the tracked
+  layers (`keras.export.ExportArchive`'s docstring: `track(model)`, `add_endpoint(name, fn,
+  input_signature)`, `write_out(path)`; `keras.Model.export` writes the same kind of
+  artifact, but over the model's token tensors, with no preprocessor): an endpoint
+  `serve(text)` returning the same softmax.
+
+Both folders are loaded with `tf.saved_model.load` in this process (`import tensorflow_text`
+first: both graphs hold its SentencePiece ops) and called through their signatures with a 1-D
+string tensor, as TF Serving calls them. First the two must give equal probabilities on every
+text used (else the script stops); then, in rounds that alternate the two in a rotated order,
+`--requests` single-text calls each per round (latency: p50 and p99 over all of them) and
+`--batches` calls of `--batch_size` texts (throughput: median of the rounds, and the paired
+ratio). The texts are paragraphs of the held-out book (../shared/data), else docstrings.
+"""
+
+import argparse
+import inspect
+import os
+import pathlib
+import shlex
+import statistics
+import sys
+import tempfile
+import time
+
+import numpy as np
+from _timing import add_model_arguments, backbone_config, print_table, set_environment
+
+BOOK = pathlib.Path(__file__).resolve().parents[2] / "shared/data/corpus/gutenberg/1661.txt"
+RELEASE_VOCABULARY = BOOK.parents[2] / "vocab" / "30k-clean.reconstructed.model"
+NUM_CLASSES = 2
+
+
+def parse_arguments(argv=None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    add_model_arguments(parser, batch_size=64)
+    parser.set_defaults(rounds=10)
+    parser.add_argument("--requests", type=int, default=20, help="batch-1 calls per round")
+    parser.add_argument("--batches", type=int, default=3, help="batch calls per round")
+    parser.add_argument("--spm_model", help="default: ALBERT's release vocabulary in ../shared")
+    parser.add_argument("--workdir", help="where the models and exports go (default: temp)")
+    parser.add_argument("--tiny", action="store_true", help="a smoke run: tiny model, 2 rounds")
+    args = parser.parse_args(argv)
+    if args.tiny:
+        args.num_layers, args.hidden_dim, args.num_heads = 1, 32, 2
+        args.embedding_dim, args.intermediate_dim, args.seq_length = 16, 64, 32
+        args.batch_size, args.rounds, args.requests, args.batches = 8, 2, 5, 2
+    return args
+
+
+def texts_and_vocabulary(args, workdir: pathlib.Path) -> tuple[list[str], str]:
+    """Lower-case plain texts (so both tokenizers see the same string) and a SentencePiece
+    model: the held-out book and the release vocabulary when ../shared has them."""
+    if BOOK.exists():
+        paragraphs = BOOK.read_text(encoding="utf-8").split("\n\n")
+    else:
+        import argparse as module  # any documented stdlib module gives plain English text
+
+        paragraphs = [inspect.getdoc(member) or "" for _, member in inspect.getmembers(module)]
+    texts = [" ".join(p.lower().split()) for p in paragraphs]
+    texts = [t for t in texts if t.isascii() and 80 <= len(t) <= 600 and "`" not in t]
+    spm_model = args.spm_model or (str(RELEASE_VOCABULARY) if RELEASE_VOCABULARY.exists() else None)
+    if spm_model is None:
+        import sentencepiece
+
+        prefix = workdir / "spm"
+        sentencepiece.SentencePieceTrainer.train(
+            sentence_iterator=iter(texts),
+            model_prefix=str(prefix),
+            vocab_size=1000,
+            hard_vocab_limit=False,
+            pad_id=0,
+            unk_id=1,
+            bos_id=-1,
+            eos_id=-1,
+            control_symbols=["[CLS]", "[SEP]", "[MASK]"],
+            minloglevel=2,
+        )
+        spm_model = str(prefix) + ".model"
+    return texts, spm_model
+
+
+def export_ours(args, classifier, spm_model: str, workdir: pathlib.Path) -> str:
+    """`albert-keras export` of the saved classifier; returns the SavedModel folder."""
+    from albert_keras_cli.main import main as albert_keras
+
+    classifier.save(workdir / "classifier.keras")
+    folder = str(workdir / "ours_saved_model")
+    command = ["export", str(workdir / "classifier.keras"), folder, "--spm_model", spm_model,
+               "--sequence_length", str(args.seq_length), "--overwrite"]  # fmt: skip
+    if albert_keras(command) != 0:
+        raise SystemExit("albert-keras " + " ".join(command) + " failed")
+    return folder
+
+
+def export_keras_hub(args, classifier, spm_model: str, workdir: pathlib.Path) -> str:
+    """keras-hub's AlbertTextClassifier with `classifier`'s weights and its preprocessor,
+    written by `keras.export.ExportArchive` with one endpoint over strings."""
+    import keras
+    import keras_hub
+    import tensorflow as tf
+
+    from albert_keras.convert.keras_hub import backbone_to_keras_hub
+
+    preprocessor = keras_hub.models.AlbertTextClassifierPreprocessor(
+        keras_hub.models.AlbertTokenizer(proto=spm_model), sequence_length=args.seq_length
+    )
+    kh = keras_hub.models.AlbertTextClassifier(
+        backbone_to_keras_hub(classifier.backbone), NUM_CLASSES, preprocessor=preprocessor
+    )
+    kh.output_dense.kernel.assign(keras.ops.convert_to_numpy(classifier.output_dense.kernel))
+    kh.output_dense.bias.assign(keras.ops.convert_to_numpy(classifier.output_dense.bias))
+
+    def serve(text):
+        logits = kh(preprocessor(text), training=False)
+        return {"probabilities": tf.nn.softmax(tf.cast(logits, tf.float32), axis=-1)}
+
+    kh(preprocessor(tf.constant(["built by a first call"])), training=False)
+    archive = keras.export.ExportArchive()
+    archive.track(kh)
+    archive.track(preprocessor)
+    archive.add_endpoint("serve", serve, input_signature=[tf.TensorSpec([None], tf.string)])
+    folder = str(workdir / "keras_hub_saved_model")
+    archive.write_out(folder, verbose=False)
+    return folder
+
+
+def load_signatures(folders: dict) -> dict:
+    """{name: a callable from a list of strings to probabilities (NumPy)}."""
+    import tensorflow as tf
+    import tensorflow_text  # noqa: F401  (registers the graphs' SentencePiece ops)
+
+    calls = {}
+    for name, (folder, signature) in folders.items():
+        served = tf.saved_model.load(folder).signatures[signature]
+        calls[name] = lambda texts, served=served: served(text=tf.constant(texts))[
+            "probabilities"
+        ].numpy()
+    return calls
+
+
+def check_equal_outputs(calls: dict, texts: list, batch_size: int) -> tuple[float, float]:
+    """The largest difference of the peers' probabilities over every text used, and how far
+    the first peer's probabilities spread over the texts (what the difference is small
+    against); stops when the difference exceeds 1e-4 (the timing would not compare the same
+    computation)."""
+    outputs = {
+        name: np.concatenate(
+            [call(texts[i : i + batch_size]) for i in range(0, len(texts), batch_size)]
+        )
+        for name, call in calls.items()
+    }
+    first, *others = outputs.values()
+    worst = max(float(np.abs(first - other).max()) for other in others)
+    if worst > 1e-4:
+        raise SystemExit(f"the exports disagree: probabilities differ by up to {worst:.2e}")
+    return worst, float(np.ptp(first[:, 0]))
+
+
+def alternate_requests(calls: dict, texts: list, args) -> tuple[dict, dict]:
+    """Per peer: every batch-1 request's seconds, and each round's seconds per batch."""
+    names, single, batched = list(calls), {n: [] for n in calls}, {n: [] for n in calls}
+    batches = [texts[i : i + args.batch_size] for i in range(0, len(texts), args.batch_size)]
+    batches = [b for b in batches if len(b) == args.batch_size]
+    for name in names:  # warmup: traced graphs' first calls allocate and tune
+        for text in texts[: args.warmup]:
+            calls[name]([text])
+        calls[name](batches[0])
+    for r in range(args.rounds):
+        for name in names[r % len(names) :] + names[: r % len(names)]:
+            for i in range(args.requests):
+                text = texts[(r * args.requests + i) % len(texts)]
+                start = time.perf_counter()
+                calls[name]([text])
+                single[name].append(time.perf_counter() - start)
+            start = time.perf_counter()
+            for i in range(args.batches):
+                calls[name](batches[(r * args.batches + i) % len(batches)])
+            batched[name].append((time.perf_counter() - start) / args.batches)
+        print(
+            f"  round {r + 1}/{args.rounds}: "
+            + ", ".join(
+                f"{n} p50 {np.median(single[n][-args.requests :]) * 1e3:.1f} ms, "
+                f"batch {batched[n][-1] * 1e3:.0f} ms"
+                for n in names
+            ),
+            flush=True,
+        )
+    return single, batched
+
+
+def round_medians(times: list, per_round: int) -> list:
+    return [float(np.median(times[i : i + per_round])) for i in range(0, len(times), per_round)]
+
+
+def report(single: dict, batched: dict, args) -> None:
+    rows = []
+    ours_rounds = round_medians(single["ours"], args.requests)
+    for name, times in single.items():
+        p50, p99 = (float(np.percentile(times, q)) for q in (50, 99))
+        # Paired by round: within a round, the peer's time over ours', then the median.
+        rounds = round_medians(times, args.requests)
+        paired = statistics.median(p / o for p, o in zip(rounds, ours_rounds, strict=True))
+        paired_batch = statistics.median(
+            p / o for p, o in zip(batched[name], batched["ours"], strict=True)
+        )
+        rows.append(
+            [
+                name,
+                f"{p50 * 1e3:.2f}",
+                f"{p99 * 1e3:.2f}",
+                f"{paired:.2f}",
+                f"{args.batch_size / statistics.median(batched[name]):.1f}",
+                f"{paired_batch:.2f}",
+            ]
+        )
+    print()
+    print_table(
+        [
+            "SavedModel",
+            "batch-1 p50 ms",
+            "batch-1 p99 ms",
+            "p50 x ours",
+            f"batch-{args.batch_size} texts/s",
+            "throughput x ours",
+        ],
+        rows,
+    )
+    print(
+        f"{len(single['ours'])} batch-1 requests and {args.rounds * args.batches} batches of "
+        f"{args.batch_size} per SavedModel; 'x ours' = its time / ours' (median over rounds, "
+        "paired): above 1, ours is faster"
+    )
+
+
+def main(argv=None) -> int:
+    args = parse_arguments(argv)
+    print("$ python " + " ".join(shlex.quote(a) for a in [sys.argv[0], *(argv or sys.argv[1:])]))
+    set_environment(args)
+    import keras
+
+    import albert_keras as ak
+
+    workdir = pathlib.Path(args.workdir or tempfile.mkdtemp(prefix="serving_latency_"))
+    workdir.mkdir(parents=True, exist_ok=True)
+    texts, spm_model = texts_and_vocabulary(args, workdir)
+    from pipelines.tokenization import spm_vocabulary_size
+
+    args.vocabulary_size = spm_vocabulary_size(spm_model)
+    keras.config.set_dtype_policy("float32")
+    keras.utils.set_random_seed(args.seed)
+    classifier = ak.AlbertClassifier(ak.AlbertBackbone(**backbone_config(args)), NUM_CLASSES)
+    folders = {
+        "ours": (export_ours(args, classifier, spm_model, workdir), "serving_default"),
+        "keras-hub": (export_keras_hub(args, classifier, spm_model, workdir), "serve"),
+    }
+    print(
+        f"serving: L{args.num_layers} H{args.hidden_dim} A{args.num_heads} E{args.embedding_dim} "
+        f"I{args.intermediate_dim} V{args.vocabulary_size}, seq {args.seq_length}, float32, "
+        f"{len(texts)} texts ({'held-out book' if BOOK.exists() else 'docstrings'}), "
+        f"oneDNN {os.environ.get('TF_ENABLE_ONEDNN_OPTS', 'default')}; SavedModels under {workdir}"
+    )
+    calls = load_signatures(folders)
+    worst, spread = check_equal_outputs(calls, texts, args.batch_size)
+    print(
+        f"equal outputs: probabilities within {worst:.1e} on all {len(texts)} texts (they "
+        f"spread over {spread:.1e} from text to text)"
+    )
+    single, batched = alternate_requests(calls, texts, args)
+    report(single, batched, args)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
