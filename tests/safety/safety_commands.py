@@ -83,8 +83,9 @@ def _study(i, out, m):
 
 
 def _demo(i, out, m):
+    # With --corpus, the fine-tuning task is a GLUE one (the default one is made of docstrings).
     return ["demo", "--output_dir", out, "--corpus", i["corpus"], "--heldout", i["heldout"],
-            *_DEMO]  # fmt: skip
+            "--finetune_task", "SST-2", "--glue_dir", i["glue_dir"], *_DEMO]  # fmt: skip
 
 
 COMMANDS = [

@@ -35,16 +35,22 @@ TINY_BACKBONE = {
 }
 
 
+def _book(offset: int, paragraphs: int) -> str:
+    lines = [
+        " ".join(SENTENCES[(offset + p + s) % len(SENTENCES)].capitalize() + "." for s in range(4))
+        for p in range(paragraphs)
+    ]
+    return "\n\n".join(lines) + "\n"
+
+
 def _corpus(root: pathlib.Path) -> dict:
     root.mkdir()
     for i in range(2):
-        paragraphs = []
-        for p in range(12):
-            lines = [SENTENCES[(i + p + s) % len(SENTENCES)].capitalize() + "." for s in range(4)]
-            paragraphs.append(" ".join(lines))
-        (root / f"book-{i}.txt").write_text("\n\n".join(paragraphs) + "\n")
+        (root / f"book-{i}.txt").write_text(_book(i, 12))
+    # Over 20 batches of 4 examples: the demo's held-out check reads 20 full batches (with
+    # fewer, its reload check compares the job's capped evaluation with 20 repeated batches).
     (root / "held").mkdir()
-    shutil.copyfile(root / "book-1.txt", root / "held" / "held.txt")
+    (root / "held" / "held.txt").write_text(_book(3, 96))
     return {"corpus": str(root / "book-*.txt"), "heldout": str(root / "held" / "held.txt")}
 
 
