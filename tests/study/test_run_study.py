@@ -241,7 +241,9 @@ def test_cli_runs_a_study_file(shared_data, tmp_path, capsys):
     assert "1 runs ->" in capsys.readouterr().out
     report = json.loads((tmp_path / "out" / "report.json").read_text())
     assert report["rows"][0]["seeds"] == [3]
-    assert report["command"].startswith(f"albert-keras study {path} --output_dir")
+    # Paths as a reader can rerun them: relative to the folder the study ran from.
+    assert report["command"].startswith(f"albert-keras study {os.path.relpath(path)} --output_dir")
+    assert str(tmp_path) not in report["command"]
     assert "--config 'seeds=[3]'" in report["command"]
 
 
