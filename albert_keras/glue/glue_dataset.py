@@ -19,7 +19,9 @@ def glue_dataset(
 ) -> tf.data.Dataset:
     """Batches of `(inputs, labels)` (or `inputs` alone) for a classifier.
 
-    Encoding happens after batching, so SentencePiece and the packer run once per batch.
+    Encoding happens after batching, so SentencePiece and the packer run once per batch, through
+    the encoder's `AlbertPreprocessor`: the layer a fine-tuned classifier is saved and exported
+    with, so training and serving see the same ids.
 
     Args:
         examples: GlueExamples.
