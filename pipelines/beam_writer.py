@@ -6,7 +6,7 @@
         --runner DataflowRunner --project P --region R --temp_location gs://bucket/tmp
 
 The steps are the local writer's functions (`pipelines.documents`, `pipelines.document_groups`,
-`pipelines.pretraining_examples.make_records`, `pipelines.pretraining_data.summarize`), wired as
+`pipelines.pretraining_examples.make_records`, `pipelines.writer_settings.summarize`), wired as
 Beam transforms, so for the same settings the shards are byte-identical to
 `write_pretraining_data`'s, whatever the runner and its parallelism:
 
@@ -50,18 +50,17 @@ from apache_beam.transforms.window import GlobalWindows
 from pipelines import filesystems, shard_worker
 from pipelines.document_groups import GroupCutter, document_chars, file_start_states
 from pipelines.documents import iter_file_documents, list_input_files
-from pipelines.pretraining_data import (
-    check_input_format,
-    check_settings,
-    shard_name,
-    summarize,
-    writer_settings,
-)
 from pipelines.pretraining_examples import ExampleConfig, make_records
 from pipelines.pretraining_stats import PretrainingStats
 from pipelines.read_stats import ReadStats
 from pipelines.tokenization import SentencePieceEncoder
-from pipelines.writer_folder import writer_folder
+from pipelines.writer_folder import shard_name, writer_folder
+from pipelines.writer_settings import (
+    check_input_format,
+    check_settings,
+    summarize,
+    writer_settings,
+)
 
 # Groups are made together until they hold this many characters times dupe rounds, as the local
 # writer's workers do (`shard_worker`): fewer, larger NumPy calls; the bytes are the same.

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import contextlib
 import datetime
-import errno
 import fcntl
 import json
 import os
@@ -41,12 +40,21 @@ from collections.abc import Iterable, Mapping
 
 from pipelines import atomic_write
 
-MANIFEST = ".albert-keras.json"
-LOCK = ".albert-keras.lock"
+# The folder's files, its error and the single-file checks live in `output_checks` (re-exported
+# here: `from pipelines.output_folder import check_new_file, os_error_line, ...` as before).
+from pipelines.output_checks import (  # noqa: F401
+    HELD_HERE,
+    LOCK,
+    MANIFEST,
+    OutputFolderError,
+    check_new_file,
+    is_remote,
+    live_holder,
+    os_error_line,
+)
+
 # A lock taken before refusing "in use": another starter's own probe may hold it that long.
 _LOCK_TRIES, _LOCK_WAIT_SECONDS = 5, 0.02
-# Folders whose lock this process holds (their real paths): `check_new_file` writes there freely.
-_HELD_HERE: set[str] = set()
 
 
 def _is_own_name(name: str) -> bool:
@@ -57,15 +65,6 @@ def _is_own_name(name: str) -> bool:
         or (name.startswith(".albert-keras") and name.endswith(".lock"))
         or atomic_write.is_temporary_name(name)
     )
-
-
-class OutputFolderError(ValueError):
-    """A one-line refusal to write into a folder (the command line exits 2 with it)."""
-
-
-def is_remote(path: str | os.PathLike) -> bool:
-    """Whether `path` is a URL (`gs://...`) rather than a local path."""
-    return "://" in os.fspath(path)
 
 
 def _now() -> str:
@@ -262,7 +261,7 @@ class OutputFolder:
 
     def _refuse_if_in_use(self) -> None:
         """Refuses a folder whose lock a live process holds."""
-        holder = _live_holder(self.path, self.lock_name)
+        holder = live_holder(self.path, self.lock_name)
         if holder is not None:
             raise self._in_use_error(holder)
 
@@ -294,7 +293,7 @@ class OutputFolder:
                 break
             file.close()
         self._lock_file = file  # held from here: `close` removes it, even if the write fails
-        _HELD_HERE.add(os.path.realpath(self.path))
+        HELD_HERE.add(os.path.realpath(self.path))
         file.seek(0)
         file.truncate()
         file.write(
@@ -311,7 +310,7 @@ class OutputFolder:
         with contextlib.suppress(OSError):  # unwritten bytes on a full disk: dropped
             self._lock_file.close()  # closing drops the flock
         self._lock_file = None
-        _HELD_HERE.discard(os.path.realpath(self.path))
+        HELD_HERE.discard(os.path.realpath(self.path))
 
     def discard_if_unused(self) -> bool:
         """After a run that failed before writing anything it claimed: removes the manifest, and
@@ -355,67 +354,9 @@ class OutputFolder:
         return self._manifest is not None and name.split(os.sep)[0] in self._manifest["files"]
 
 
-def _live_holder(folder: str, lock_name: str = LOCK) -> str | None:
-    """Who holds `folder`'s lock (its line, or "") if a live process does, else None: a shared
-    flock taken and dropped at once (a dead holder's lock is free)."""
-    try:
-        file = open(os.path.join(folder, lock_name), encoding="utf-8")  # noqa: SIM115
-    except OSError:
-        return None  # no lock file: nobody writes here
-    with file:
-        try:
-            fcntl.flock(file.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return file.read().strip()
-    return None
-
-
 def _remove_entry(path: str) -> None:
     if os.path.islink(path) or os.path.isfile(path):
         with contextlib.suppress(FileNotFoundError):
             os.remove(path)
     elif os.path.isdir(path):
         shutil.rmtree(path, ignore_errors=True)
-
-
-def check_new_file(path: str | os.PathLike, *, overwrite: bool, flag: str = "--overwrite") -> None:
-    """Refuses, in one line, to replace an existing file unless `overwrite` (a single-file output),
-    and to write into a folder another live process holds the lock of.
-
-    Args:
-        path: str or path-like. The file a command is about to write.
-        overwrite: bool. The command's overwrite flag.
-        flag: str. That flag's name, for the message.
-    """
-    path = os.fspath(path)
-    if is_remote(path):
-        return
-    folder = os.path.dirname(os.path.abspath(path))
-    if os.path.realpath(folder) not in _HELD_HERE:
-        holder = _live_holder(folder)
-        if holder is not None:
-            raise OutputFolderError(
-                f"{folder} is in use: {holder or 'another process'} holds {LOCK}; "
-                "wait for it to finish"
-            )
-    if not os.path.lexists(path):
-        return
-    if os.path.isdir(path):
-        raise OutputFolderError(f"{path} is a folder: give a file name")
-    if not overwrite:
-        raise OutputFolderError(f"{path} exists: pass {flag} to replace it, or choose another name")
-
-
-def os_error_line(error: OSError, path: str | os.PathLike) -> str:
-    """One line for an `OSError` met while writing `path`: full disk, no permission, the rest.
-
-    Example:
-    >>> os_error_line(OSError(errno.ENOSPC, "No space left on device"), "run/model.keras")
-    'run/model.keras: no space left on the device; free some space and rerun'
-    """
-    path = os.fspath(getattr(error, "filename", None) or path)
-    if error.errno in (errno.ENOSPC, errno.EDQUOT):
-        return f"{path}: no space left on the device; free some space and rerun"
-    if error.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
-        return f"{path}: not writable ({error.strerror}); choose a folder you can write"
-    return f"{path}: {error.strerror or error}"

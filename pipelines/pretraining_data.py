@@ -56,7 +56,13 @@ from pipelines.sentence_packing import PACKINGS
 from pipelines.shard_worker import DISK_ERRNOS, ShardPlan, keep_freed_memory, start_workers
 from pipelines.sop_pairs import SENTENCE_OBJECTIVES
 from pipelines.tokenization import SentencePieceEncoder
-from pipelines.writer_folder import writer_folder
+from pipelines.writer_folder import shard_name, writer_folder
+from pipelines.writer_settings import (
+    check_input_format,
+    check_settings,
+    summarize,
+    writer_settings,
+)
 
 # Bumped when the records' bytes change for the same settings, so old checkpoints are not resumed.
 _FORMAT_VERSION = 5
@@ -239,82 +245,6 @@ def _write_task(
     return summarize(settings, files, read_stats, made, [paths[s] for s in shards])
 
 
-def shard_name(shard: int, num_shards: int) -> str:
-    """The file name of shard `shard` of `num_shards`."""
-    return f"pretraining-{shard:05d}-of-{num_shards:05d}.tfrecord"
-
-
-def writer_settings(
-    config: ExampleConfig,
-    encoder: SentencePieceEncoder,
-    num_shards: int,
-    input_format: str,
-    paragraphs_per_document: int,
-    group_chars: int,
-) -> dict:
-    """Every setting that decides the shards' bytes (recorded in `stats.json`)."""
-    return {
-        **vars(config),
-        "num_shards": num_shards,
-        "input_format": input_format,
-        "paragraphs_per_document": paragraphs_per_document,
-        "lower_case": encoder.lower_case,
-        "group_chars": group_chars,
-        "vocabulary_size": encoder.vocabulary_size,
-        "vocabulary_sha256": encoder.model_sha256,
-    }
-
-
-def check_input_format(input_format: str, paragraphs_per_document: int) -> None:
-    if input_format not in INPUT_FORMATS:
-        raise ValueError(f"input_format={input_format!r}; expected one of {INPUT_FORMATS}")
-    if paragraphs_per_document < 1:
-        raise ValueError(f"paragraphs_per_document={paragraphs_per_document} must be >= 1")
-
-
-def check_settings(config, num_shards, num_workers=1, task_index=0, num_tasks=1, group_chars=1):
-    """Raises ValueError naming the first bad setting."""
-    checks = [
-        (config.max_seq_length >= 5, f"max_seq_length={config.max_seq_length} must be >= 5"),
-        (
-            config.max_predictions_per_seq >= 1,
-            f"max_predictions_per_seq={config.max_predictions_per_seq} must be >= 1",
-        ),
-        (
-            0 < config.masked_lm_prob < 1,
-            f"masked_lm_prob={config.masked_lm_prob} must be in (0, 1)",
-        ),
-        (config.dupe_factor >= 1, f"dupe_factor={config.dupe_factor} must be >= 1"),
-        (
-            0 <= config.short_seq_prob <= 1,
-            f"short_seq_prob={config.short_seq_prob} must be in [0, 1]",
-        ),
-        (config.ngram >= 1, f"ngram={config.ngram} must be >= 1"),
-        (
-            config.sentence_objective in SENTENCE_OBJECTIVES,
-            f"sentence_objective={config.sentence_objective!r}; expected one of {SENTENCE_OBJECTIVES}",
-        ),
-        (
-            config.packing is None or config.packing in PACKINGS,
-            f"packing={config.packing!r}; expected one of {PACKINGS}",
-        ),
-        (
-            config.packing is None or config.sentence_objective == "none",
-            f"packing={config.packing!r} needs sentence_objective='none' (got "
-            + f"{config.sentence_objective!r}): a packed example is one segment",
-        ),
-        (config.seed >= 0, f"seed={config.seed} must be >= 0"),
-        (num_shards >= 1, f"num_shards={num_shards} must be >= 1"),
-        (num_workers >= 1, f"num_workers={num_workers} must be >= 1"),
-        (num_tasks >= 1, f"num_tasks={num_tasks} must be >= 1"),
-        (0 <= task_index < num_tasks, f"task_index={task_index} must be in [0, {num_tasks})"),
-        (group_chars >= 1, f"group_chars={group_chars} must be >= 1"),
-    ]
-    for ok, message in checks:
-        if not ok:
-            raise ValueError(message)
-
-
 def _fingerprint(settings: dict, files: list[str], spm_model: str) -> str:
     """A hash of everything that decides the shards' bytes."""
     digest = hashlib.sha256()
@@ -422,34 +352,6 @@ def _remove_unresumable(plans: dict[int, ShardPlan], fingerprint: str) -> None:
             os.rmdir(folder)
         except OSError:
             pass  # not empty (checkpoints, or another run's files)
-
-
-def summarize(settings, files, read_stats, made: PretrainingStats, paths) -> dict:
-    """`stats.json`'s content (less `seconds`): what was read, what was made."""
-    return {
-        "settings": settings,
-        "vocabulary_size": settings["vocabulary_size"],
-        "vocabulary_sha256": settings["vocabulary_sha256"],
-        "files": files,
-        "shards": [os.path.basename(p) for p in paths],
-        "input": read_stats.to_dict(),
-        "documents": made.documents,
-        "sentences": {
-            "read": read_stats.sentences,
-            "used": made.sentences - made.empty_sentences,
-            "skipped": {"empty_after_tokenization": made.empty_sentences},
-        },
-        "tokens": made.tokens,
-        "examples": made.examples,
-        "labels": {"0": made.labels[0], "1": made.labels[1]},
-        "single_segment": {
-            "split": made.single_segment_splits,
-            "skipped_too_short": made.single_segment_too_short,
-        },
-        "masked_tokens": sum(made.replacements),
-        "reference_comparable": made.summary(settings["max_seq_length"]),
-        "counts": made.to_dict(),
-    }
 
 
 def _merge_tasks(output_dir, settings, files, read_stats, fingerprint):

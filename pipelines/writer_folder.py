@@ -115,10 +115,13 @@ def _adopt_earlier_layout(output_dir, entries: list[str], arguments: dict, finge
     atomic_write.write_json(os.path.join(output_dir, MANIFEST), manifest)
 
 
+def shard_name(shard: int, num_shards: int) -> str:
+    """The file name of shard `shard` of `num_shards`."""
+    return f"pretraining-{shard:05d}-of-{num_shards:05d}.tfrecord"
+
+
 def folder_entries(num_shards: int, num_tasks: int = 1, *, bookkeeping: bool = True) -> list[str]:
     """Every entry a writer run may make in its folder (all tasks together)."""
-    from pipelines.pretraining_data import shard_name  # the writer imports this module
-
     entries = [shard_name(s, num_shards) for s in range(num_shards)] + ["stats.json"]
     if num_tasks > 1:
         entries += [f"stats-task-{t:05d}-of-{num_tasks:05d}.json" for t in range(num_tasks)]
