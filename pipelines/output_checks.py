@@ -21,6 +21,10 @@ class OutputFolderError(ValueError):
     """A one-line refusal to write into a folder (the command line exits 2 with it)."""
 
 
+# Shown (tracebacks, doctests) where users import it from: `pipelines.output_folder`.
+OutputFolderError.__module__ = "pipelines.output_folder"
+
+
 def is_remote(path: str | os.PathLike) -> bool:
     """Whether `path` is a URL (`gs://...`) rather than a local path."""
     return "://" in os.fspath(path)
