@@ -62,7 +62,8 @@ def small_records(
         "dupe_factor": dupe_factor or (1 if books else 2),
     }
     stamp = workdir / "settings.json"
-    train, heldout = str(workdir / "records/train/*.tfrecord"), str(workdir / "records/heldout/*")
+    train = str(workdir / "records/train/*.tfrecord")
+    heldout = str(workdir / "records/heldout/*.tfrecord")
     if stamp.exists() and json.loads(stamp.read_text()) == settings:
         return train, heldout, spm_vocabulary_size(str(workdir / "vocab/spm.model"))
     taken = [name for name in ("vocab", "records", "corpus") if (workdir / name).exists()]
