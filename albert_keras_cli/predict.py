@@ -9,7 +9,8 @@ With `--task` it prints GLUE's metrics on the task's dev split(s) (and writes th
 `--output`); otherwise it writes one JSON line per input line, in order (`{"label": 1,
 "probabilities": [...]}`, or `{"score": ...}` for STS-B), to `--output` or stdout. The model
 reads text through the preprocessor saved in it (as `finetune-glue` saves it): the same ids it
-was trained on and that its exported SavedModel serves.
+was trained on and that its exported SavedModel serves. A classifier saved without one (before
+`finetune-glue` saved it) needs `--spm_model` (and `--sequence_length`, its fine-tuning length).
 """
 
 from __future__ import annotations
@@ -46,7 +47,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--overwrite", action="store_true", help="replace --output when it exists (refused else)"
     )
-    parser.add_argument("--batch_size", type=int, default=32, help="(default: 32)")
+    parser.add_argument(
+        "--batch_size", type=int, default=32, help="examples per batch (default: 32)"
+    )
+    parser.add_argument(
+        "--spm_model",
+        help="only for a classifier saved without a preprocessor (before finetune-glue saved "
+        "one): the SentencePiece .model it was fine-tuned with (text lower-cased, as GLUE's)",
+    )
+    parser.add_argument(
+        "--sequence_length",
+        type=int,
+        help="with --spm_model: the length it was fine-tuned at (default: the model's "
+        "max_sequence_length)",
+    )
 
 
 def check_arguments(args: argparse.Namespace) -> None:
@@ -59,6 +73,17 @@ def check_arguments(args: argparse.Namespace) -> None:
         raise FileNotFoundError(f"--model {args.model}: no such file")
     if args.batch_size <= 0:
         raise ValueError(f"--batch_size must be positive, got {args.batch_size}")
+    if args.spm_model is not None:
+        if os.path.isdir(args.spm_model):
+            raise ValueError(f"--spm_model {args.spm_model} is a folder: give the .model file")
+        if not os.path.isfile(args.spm_model):
+            raise FileNotFoundError(f"--spm_model {args.spm_model}: no such file")
+    elif args.sequence_length is not None:
+        raise ValueError("--sequence_length needs --spm_model (a saved preprocessor has its own)")
+    if args.sequence_length is not None and args.sequence_length < 3:
+        raise ValueError(
+            f"--sequence_length {args.sequence_length} leaves no room for [CLS] a [SEP]"
+        )
     if args.task is not None:
         if args.input is not None or args.pairs:
             raise ValueError("--task scores a GLUE dev file: it takes --glue_dir, not --input")
@@ -93,6 +118,8 @@ def run(args: argparse.Namespace) -> int:
     check_arguments(args)  # again: main() runs it first, a caller of run() may not
     texts = None if args.task else read_lines(args.input, args.pairs)
     model = load_any_model(args.model)
+    if args.spm_model:
+        _attach_preprocessor(model, args)
     check_text_classifier(model, args.model)
     if args.task:
         scores = score_glue_dev(model, args.task, args.glue_dir, args.batch_size)
@@ -149,6 +176,23 @@ def read_lines(path: str | None, pairs: bool) -> tuple[list[str], list[str] | No
         else:
             texts_a.append(line)
     return texts_a, texts_b if pairs else None
+
+
+def _attach_preprocessor(model, args: argparse.Namespace) -> None:
+    """Gives a classifier saved without a preprocessor the one GLUE fine-tuning uses."""
+    from albert_keras.preprocessing import AlbertPreprocessor, AlbertTokenizer
+
+    if getattr(model, "preprocessor", None) is not None:
+        raise ValueError(
+            f"--spm_model: {args.model} carries its own preprocessor (vocabulary and sequence "
+            "length): drop --spm_model and --sequence_length"
+        )
+    backbone = getattr(model, "backbone", None)
+    if backbone is None:
+        raise ValueError(f"{args.model}: {type(model).__name__} is not an AlbertClassifier")
+    length = args.sequence_length or backbone.max_sequence_length
+    tokenizer = AlbertTokenizer(args.spm_model, lowercase=True)  # as GlueEncoder's default
+    model.preprocessor = AlbertPreprocessor(tokenizer, length)
 
 
 def _write(path: str, text: str) -> None:

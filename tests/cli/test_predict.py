@@ -105,6 +105,8 @@ def test_flag_errors_are_one_line_before_tensorflow(finetuned, tmp_path):
         "is the --input file": [*model, "--input", str(taken), "--output", str(taken),
                                 "--overwrite"],
         "--batch_size must be positive, got 0": [*model, "--batch_size", "0"],
+        "--sequence_length needs --spm_model": [*model, "--sequence_length", "16"],
+        "--spm_model nowhere.model: no such file": [*model, "--spm_model", "nowhere.model"],
     }  # fmt: skip
     for message, argv in cases.items():
         rc, stderr, loaded_tensorflow = _run_in_fresh_process(["predict", *argv])
@@ -142,3 +144,26 @@ def test_bad_lines_and_models_are_one_line(finetuned, tmp_path, capsys, tiny_spm
         f"albert-keras predict: error: {tmp_path / 'mismatched.keras'}: its preprocessor's "
         f"vocabulary has {pieces} pieces but the model embeds only 20 tokens\n"
     )
+
+
+def test_a_model_saved_without_preprocessor_reads_text_with_spm_model(finetuned, tmp_path,
+                                                                      capsys):  # fmt: skip
+    model_path, _, _ = finetuned
+    finetuned_model = keras.saving.load_model(model_path)
+    bare = AlbertClassifier(finetuned_model.backbone, num_classes=2)  # as saved before the fix
+    bare.set_weights(finetuned_model.get_weights())
+    bare_path = tmp_path / "bare.keras"
+    bare.save(bare_path)
+    source, output = tmp_path / "lines.txt", tmp_path / "out.jsonl"
+    source.write_text("\n".join(LINES) + "\n", encoding="utf-8")
+    argv = ["predict", "--model", str(bare_path), "--input", str(source), "--output", str(output)]
+    assert main(argv) == 2
+    assert "saved without a preprocessor" in capsys.readouterr().err
+    spm = model_path.parent.parent / "spm.model"
+    assert main([*argv, "--spm_model", str(spm), "--sequence_length", "16"]) == 0
+    rows = [json.loads(line) for line in output.read_text(encoding="utf-8").splitlines()]
+    expected = _expected_probabilities(model_path, LINES)
+    np.testing.assert_allclose([r["probabilities"] for r in rows], expected, rtol=0, atol=1e-6)
+    argv = ["predict", "--model", str(model_path), "--input", str(source), "--spm_model", str(spm)]
+    assert main(argv) == 2
+    assert "carries its own preprocessor" in capsys.readouterr().err
