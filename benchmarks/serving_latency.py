@@ -52,7 +52,11 @@ def parse_arguments(argv=None) -> argparse.Namespace:
     parser.add_argument("--requests", type=int, default=20, help="batch-1 calls per round")
     parser.add_argument("--batches", type=int, default=3, help="batch calls per round")
     parser.add_argument("--spm_model", help="default: ALBERT's release vocabulary in ../shared")
-    parser.add_argument("--workdir", help="where the models and exports go (default: temp)")
+    parser.add_argument(
+        "--workdir",
+        help="where classifier.keras, the two SavedModels and a fallback spm go (overwritten; "
+        "default: a new temporary folder)",
+    )
     parser.add_argument("--tiny", action="store_true", help="a smoke run: tiny model, 2 rounds")
     args = parser.parse_args(argv)
     if args.tiny:
