@@ -31,6 +31,7 @@ from _timing import (
     print_table,
     random_batch,
     step_runner,
+    timed,
     train_flops_per_sequence,
 )
 
@@ -63,8 +64,14 @@ def peak_flops(device_kind: str, policy: str) -> float | None:
 
 
 def build_step(args, batch, policy: str, flash: bool):
-    """A runner of `train_on_batch` steps with flash attention `flash` when it traces."""
+    """A runner of training steps with flash attention `flash` when it traces.
+
+    `--loop fit` (the default) times `fit` over the batch repeated in memory, one call per
+    round, as a user trains; `--loop train_on_batch` one call and one device sync per step,
+    which adds the host's dispatch to every step.
+    """
     import keras
+    import numpy as np
 
     import albert_keras as ak
 
@@ -76,15 +83,28 @@ def build_step(args, batch, policy: str, flash: bool):
     )
     pretrainer.compile(optimizer=ak.optimizers.Lamb(learning_rate=1e-4))
 
-    def step():
+    def switch():
         # The switch is read when `dot_product_attention` is traced: the first call traces.
         if flash:
             keras.config.enable_flash_attention()
         else:
             keras.config.disable_flash_attention()
-        pretrainer.train_on_batch(batch)  # returns NumPy logs: waits for the device
 
-    return step_runner(step)
+    if args.loop == "train_on_batch":
+
+        def step():
+            switch()
+            pretrainer.train_on_batch(batch)  # returns NumPy logs: waits for the device
+
+        return step_runner(step)
+    repeats = max(args.steps, args.warmup)
+    data = {name: np.concatenate([value] * repeats) for name, value in batch.items()}
+
+    def run_steps(steps: int) -> None:
+        switch()
+        pretrainer.fit(data, batch_size=args.batch_size, steps_per_epoch=steps, verbose=0)
+
+    return timed(run_steps)
 
 
 def model_config(args) -> dict:
@@ -107,7 +127,13 @@ def main(argv=None) -> int:
     parser.add_argument("--seq_length", type=int, default=512)
     parser.add_argument("--num_predictions", type=int, default=20, help="masked positions")
     parser.add_argument("--mixed_precision", default="auto", help="auto, float32, mixed_...")
-    parser.add_argument("--steps", type=int, default=10, help="steps per variant per round")
+    parser.add_argument("--steps", type=int, default=30, help="steps per variant per round")
+    parser.add_argument(
+        "--loop",
+        choices=("fit", "train_on_batch"),
+        default="fit",
+        help="fit: one fit call per round, as a user trains; train_on_batch: a call per step",
+    )
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--warmup", type=int, default=2, help="untimed steps (compile) first")
     parser.add_argument("--seed", type=int, default=0)
@@ -118,7 +144,7 @@ def main(argv=None) -> int:
     if args.tiny:
         args.num_layers, args.hidden_dim, args.num_heads = 2, 64, 4
         args.intermediate_dim, args.embedding_dim = 128, 32
-        args.batch_size, args.seq_length, args.steps, args.rounds = 4, 64, 2, 2
+        args.batch_size, args.seq_length, args.steps, args.rounds = 4, 64, 3, 2
 
     import jax
     import keras
@@ -157,7 +183,8 @@ def main(argv=None) -> int:
         f"{args.preset} L{config['num_layers']} H{config['hidden_dim']} "
         f"A{config['num_heads']} E{config['embedding_dim']} I{config['intermediate_dim']} "
         f"V{args.vocabulary_size}, batch {args.batch_size} x {args.seq_length}, "
-        f"{args.num_predictions} masked positions; {len(jax.devices())} x {device.device_kind} "
+        f"{args.num_predictions} masked positions, {args.loop}; "
+        f"{len(jax.devices())} x {device.device_kind} "
         f"({device.platform}); {policy} ({why}); jax {jax.__version__}, keras {keras.__version__}"
     )
     per_round = alternate(runners, args.rounds, args.steps, args.warmup)
