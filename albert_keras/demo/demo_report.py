@@ -48,7 +48,7 @@ def plot_curves(summary: dict, path: str) -> None:
             [h["step"] for h in history],
             [h[metric] for h in history],
             style,
-            label=f"{start}: best {finetune[start]['metrics'][metric]:.3f}",
+            label=f"{start}: last {finetune[start]['last'][metric]:.3f}",
         )
     axes[2].set(title=f"Fine-tuning on {finetune['task']}", xlabel="step", ylabel=f"dev {metric}")
     for axis in axes:
@@ -67,9 +67,11 @@ def print_summary(summary: dict) -> None:
         before, after = pretrain["before"][name], pretrain["after"][name]
         print(f"  {label:<24} {before:.3f} untrained -> {after:.3f} pretrained")
     metric = finetune["metric"]
-    print(f"Fine-tuning on {finetune['task']}, dev {metric}:")
+    last_step = finetune["pretrained"]["last"]["step"]
+    print(f"Fine-tuning on {finetune['task']}, dev {metric} at the last step ({last_step}; "
+          "no checkpoint chosen on dev):")  # fmt: skip
     for start in ("pretrained", "untrained"):
-        print(f"  from the {start} model: {finetune[start]['metrics'][metric]:.3f}")
+        print(f"  from the {start} model: {finetune[start]['last'][metric]:.3f}")
     print(f"  pretraining adds {finetune['gain']:+.3f}")
     out = pathlib.Path(summary["output_dir"])
     print(f"\nDone in {summary['seconds']['total']:.0f} s. Everything is in {out}:")

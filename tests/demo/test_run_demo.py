@@ -1,9 +1,11 @@
 """`make demo`'s job: the CLI's flags, the report, and every stage at a tiny size."""
 
 import json
+import pathlib
 
 import pytest
 
+from albert_keras.demo import demo_finetuning
 from albert_keras.demo import run_demo as run_demo_module
 from albert_keras.demo.demo_report import plot_curves, print_summary
 from albert_keras.demo.run_demo import DEFAULTS, run_demo
@@ -100,11 +102,12 @@ def fake_summary(tmp_path) -> dict:
     ]  # fmt: skip
     finetune = {
         start: {
-            "metrics": {"accuracy": accuracy},
+            "metrics": {"accuracy": accuracy + 0.05},  # the best evaluation, chosen on dev
             "history": [
-                {"step": 10, "accuracy": accuracy - 0.1},
+                {"step": 10, "accuracy": accuracy + 0.05},
                 {"step": 20, "accuracy": accuracy},
             ],
+            "last": {"step": 20, "accuracy": accuracy},
         }
         for start, accuracy in (("pretrained", 0.61), ("untrained", 0.43))
     }
@@ -130,6 +133,7 @@ def test_report_shows_before_after_and_both_fine_tunings(tmp_path, capsys):
     text = capsys.readouterr().out
     assert "masked-LM accuracy       0.000 untrained -> 0.250 pretrained" in text
     assert "sentence-order accuracy  0.500 untrained -> 0.600 pretrained" in text
+    assert "dev accuracy at the last step (20; no checkpoint chosen on dev):" in text
     assert "from the pretrained model: 0.610" in text
     assert "from the untrained model: 0.430" in text
     assert "pretraining adds +0.180" in text
@@ -158,11 +162,38 @@ def test_demo_end_to_end(tmp_path, capsys):
         assert finetune[start]["steps_trained"] == 20
         assert (tmp_path / "finetune" / start / "model.keras").exists()
     assert finetune["untrained"]["model"].endswith("untrained/model.keras")
+    assert finetune["scored"] == "dev score at the last step (no checkpoint chosen on dev)"
+    for start in ("pretrained", "untrained"):
+        assert finetune[start]["last"] == finetune[start]["history"][-1]
+        assert finetune[start]["last"]["step"] == 20
     assert finetune["gain"] == pytest.approx(
-        finetune["pretrained"]["metrics"]["accuracy"] - finetune["untrained"]["metrics"]["accuracy"]
+        finetune["pretrained"]["last"]["accuracy"] - finetune["untrained"]["last"]["accuracy"]
     )
     text = capsys.readouterr().out
     assert f"pretraining adds {finetune['gain']:+.3f}" in text
+
+
+def test_the_reported_score_is_the_last_steps_not_the_best_chosen_on_dev(tmp_path, monkeypatch):
+    """The best evaluation is chosen on the dev rows it would be scored on (issue 30): the demo
+    reports each run's last step instead, and says so."""
+    scores = {"pretrained": (0.9, 0.6), "untrained": (0.8, 0.7)}  # (best, last)
+
+    def fake_finetune_glue(task, glue_dir, model, output_dir, **kwargs):
+        best, last = scores[pathlib.Path(output_dir).name]
+        history = [{"step": 10, "accuracy": best}, {"step": 20, "accuracy": last}]
+        return {"metrics": {"accuracy": best}, "history": history, "steps_trained": 20}
+
+    monkeypatch.setattr(demo_finetuning, "finetune_glue", fake_finetune_glue)
+    result = demo_finetuning.run_finetuning(
+        tmp_path, "spm.model", task="SST-2", glue_dir=str(tmp_path), steps=20, batch_size=8,
+        learning_rate=1e-4, max_seq_length=32, seed=1,
+    )  # fmt: skip
+    assert result["pretrained"]["last"] == {"step": 20, "accuracy": 0.6}
+    assert result["gain"] == pytest.approx(0.6 - 0.7)  # the best scores would say +0.1
+    assert result["scored"] == "dev score at the last step (no checkpoint chosen on dev)"
+    # A run whose last evaluation is not its last step has no last-step score: refused.
+    with pytest.raises(ValueError, match="last dev evaluation is of step 20, training ended"):
+        demo_finetuning.last_evaluation({"history": [{"step": 20}], "steps_trained": 25})
 
 
 # === The demo's folder (issue 29): a rerun replaces the demo's own files, nothing else ===
