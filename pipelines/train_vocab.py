@@ -3,6 +3,9 @@
     python -m pipelines.train_vocab --input 'corpus/*.txt' --vocab_size 30000 \\
         --output_prefix out/spm [--lower_case] [--input_sentence_size N] [--seed S]
 
+Prints a progress line every 5 s while reading (`--quiet`: none) and a last line saying what it
+wrote; SentencePiece's own trainer log (~95 lines) only with `--verbose`.
+
 Writes `out/spm.model`, `out/spm.vocab` and `out/spm.summary.json`, each to a temporary name
 first, then renamed, so a crash never leaves a half-written model under the final name. The
 folder may hold a user's other files: the command refuses to replace an existing output unless
@@ -61,6 +64,7 @@ def train_vocab(
     hard_vocab_limit: bool = True,
     num_threads: int = 16,
     verbose: bool = False,
+    trainer_log: bool = False,
 ) -> dict:
     """Trains `output_prefix.model` / `.vocab` on the sentences of the matching files.
 
@@ -79,7 +83,8 @@ def train_vocab(
             smaller vocabulary instead of an error (the summary says how many).
         num_threads: int. Trainer threads. The pieces depend (slightly) on it, so the default is
             fixed (SentencePiece's own) rather than the CPU count: any machine, same model.
-        verbose: bool. Show progress and SentencePiece's own log on stderr.
+        verbose: bool. Show progress on stderr.
+        trainer_log: bool. Show SentencePiece's own trainer log on stderr (~95 lines).
 
     Returns:
         The summary also written to `{output_prefix}.summary.json`.
@@ -109,7 +114,7 @@ def train_vocab(
     # SentencePiece hands the model back instead of writing it: both files are written here,
     # atomically, so a failed write is an OSError naming the file (a full disk, no permission).
     model = _train(sample, file_patterns, vocab_size, character_coverage, hard_vocab_limit,
-                   num_threads, verbose)  # fmt: skip
+                   num_threads, trainer_log)  # fmt: skip
     model.trainer_spec.model_prefix = output_prefix  # the final name: a rerun is byte-identical
     special_ids = _special_ids(model.SerializeToString(), f"{output_prefix}.model")
     _write_outputs(output_prefix, model)
@@ -192,7 +197,7 @@ def _special_ids(model_bytes: bytes, model_file: str) -> dict[str, int]:
 
 
 def _train(
-    sample, file_patterns, vocab_size, character_coverage, hard_vocab_limit, num_threads, verbose
+    sample, file_patterns, vocab_size, character_coverage, hard_vocab_limit, num_threads, log
 ):  # fmt: skip
     """SentencePiece's trainer with the release's flags; returns the `ModelProto`."""
     model_bytes = io.BytesIO()
@@ -214,7 +219,7 @@ def _train(
             max_sentence_length=MAX_SENTENCE_BYTES,
             hard_vocab_limit=hard_vocab_limit,
             num_threads=num_threads,
-            minloglevel=0 if verbose else 2,
+            minloglevel=0 if log else 2,  # 2: its errors only (raised below in one line)
         )
     except RuntimeError as error:
         # Keep SentencePiece's message on one line, from its useful part on ("Vocabulary size
@@ -317,6 +322,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--num_threads", type=int, default=16)
     parser.add_argument("--quiet", action="store_true", help="no progress output")
     parser.add_argument(
+        "--verbose", action="store_true", help="show SentencePiece's own trainer log (~95 lines)"
+    )
+    parser.add_argument(
         "--overwrite",
         action="store_true",
         help="replace PREFIX.model/.vocab/.summary.json if they exist (refused by default)",
@@ -341,6 +349,7 @@ def run(args: argparse.Namespace) -> int:
             hard_vocab_limit=not args.allow_smaller_vocab,
             num_threads=args.num_threads,
             verbose=not args.quiet,
+            trainer_log=args.verbose,
         )
     except (FileNotFoundError, ValueError) as error:
         print(f"train_vocab: error: {error}", file=sys.stderr)
