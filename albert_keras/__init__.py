@@ -33,6 +33,7 @@ _LAZY_SUBPACKAGES = (
     "presets",
     "serving",
     "squad",
+    "study",
     "training",
 )
 # Classes of a lazy subpackage offered at the top: `ak.AlbertTokenizer` (tensorflow-text loads then).
