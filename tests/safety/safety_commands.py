@@ -118,6 +118,16 @@ COMMANDS = [
         model="pretrainer",
     ),
     Command("export", None, lambda i, out, m: ["export", m, out], model="classifier", slow=True),
+    Command(
+        "predict",
+        None,
+        lambda i, out, m: (
+            ["predict", "--model", m, "--input", i["lines"]]
+            + ["--output", out / "predictions.jsonl"]
+        ),
+        model="classifier",
+        single_file=True,
+    ),
     Command("study", None, _study, slow=True),
     Command("demo", None, _demo, slow=True),
 ]

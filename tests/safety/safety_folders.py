@@ -30,6 +30,7 @@ USER_FILES = {
     "model.keras": b"the user's own model, not a zip albert-keras wrote",
     "spm.model": b"the user's own vocabulary",
     "summary.json": b'{"mine": true}\n',
+    "predictions.jsonl": b'{"label": 1}\n',
     "checkpoints/ckpt-1.npz": b"the user's checkpoint",
     "photos/cat.jpg": bytes(range(256)) * 4,
     ".hidden": b"",

@@ -143,6 +143,8 @@ def make_inputs(root: pathlib.Path) -> dict:
     write_synthetic_records(root / "records" / "train-0.tfrecord", 32, seed=0)
     inputs["records"] = str(root / "records" / "train-*.tfrecord")
     inputs["glue_dir"] = _glue(root)
+    inputs["lines"] = str(root / "lines.txt")  # for `predict --input`
+    pathlib.Path(inputs["lines"]).write_text("\n".join(SENTENCES) + "\n")
     inputs.update(_squad(root))
     inputs.update(_models(root, spm))
     inputs["study_spec"] = _study_spec(root, inputs)

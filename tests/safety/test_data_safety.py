@@ -5,8 +5,9 @@ with its output into
     (a) user_files:   a folder holding a user's files (some named as our outputs are),
     (b) other_output: another command's output folder (the input model read from inside it),
     (c) live_writer:  a folder whose lock another live process holds,
-    (d) full_disk:    a full tmpfs (or the fake, where mounting is refused),
+    (d) full_disk:    a full tmpfs (or tests/full_disk.py's fake, where mounting is refused),
     (e) read_only:    a read-only tmpfs (or chmod / the fake),
+the output going into an empty `run/` beside the user's files in (d) and (e),
 and must end in a one-line error (exit 2, one stderr line naming the folder, no traceback) or,
 in (a) and (b) and for a single-file output only (PREFIX.model, X.keras), a safe write (exit 0:
 its files beside the others); either way every entry that was under the test's
@@ -87,6 +88,7 @@ def _place(case, command, tmp_path, model, mount_allowed, stack):
         disk = stack.enter_context(full_disk(tmp_path, size_mb=1))
         folder, out = disk.root, disk.root / "run"
         write_user_files(folder)
+        out.mkdir()  # an empty folder made before the disk filled up, as (e) has one
         disk.fill()
         extras["env"] = {k: v for k, v in disk.env.items() if os.environ.get(k) != v}
     else:
