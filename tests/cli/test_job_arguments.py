@@ -66,7 +66,15 @@ def test_job_arguments_take_flags_by_name_and_values_on_top():
         job_arguments(flags, job, seed=1)
 
 
-def test_print_run_prefers_held_out_means(capsys):
-    summary = {"steps": {"total": 5}, "eval": {"mlm_accuracy": 0.25}, "train": {"loss": 3.0}}
+def test_print_run_prefers_held_out_means_and_says_which(capsys):
+    summary = {"steps": {"total": 5}, "eval": {"mlm_accuracy": 0.25}, "train": {"loss": 3.0},
+               "eval_examples": 1600}  # fmt: skip
     print_run("distilled", summary, "out/")
-    assert capsys.readouterr().out == "distilled 5 steps -> out/: mlm_accuracy 0.2500\n"
+    assert capsys.readouterr().out == (
+        "distilled 5 steps -> out/: held-out (1,600 examples): mlm_accuracy 0.2500\n"
+    )
+    print_run("distilled", {**summary, "eval": {}}, "out/")
+    assert capsys.readouterr().out == (
+        "distilled 5 steps -> out/: training means of the last period (no --eval_records): "
+        "loss 3.0000\n"
+    )
