@@ -172,7 +172,9 @@ def pretrain(
     }
     vocabulary = backbone_config["vocabulary_size"]
     source = "--config vocabulary_size" if "vocabulary_size" in (config or {}) else None
-    source = source or (f"--spm_model {spm_model}" if spm_model else f"--preset {preset}")
+    # The model's vocabulary comes from --init_from's model when given, else from the preset.
+    model_source = f"--init_from {init_from}" if init else f"--preset {preset}"
+    source = source or (f"--spm_model {spm_model}" if spm_model else model_source)
     inputs.check_token_ids(vocabulary, source, spm_model)
     # Before anything random is built: tf.data shuffles mix their seed with TF's global one.
     keras.utils.set_random_seed(seed)
