@@ -6,10 +6,12 @@ Importing this module imports no TensorFlow (`--help` stays fast); `run` does.
 from __future__ import annotations
 
 import argparse
+import importlib.util
+import pathlib
 
 from albert_keras_cli.config_flags import add_config_flag, parse_config_flags
 
-# Flag -> (type, help); defaults come from run_demo.DEFAULTS, read when `run` is called.
+# Flag -> (type, help); the defaults are run_demo.DEFAULTS (`demo_defaults`).
 _SETTINGS = {
     "vocab_size": (int, "SentencePiece pieces (a small corpus gets fewer)"),
     "max_seq_length": (int, "tokens per example"),
@@ -27,16 +29,34 @@ _SETTINGS = {
 }
 
 
+def demo_defaults() -> dict:
+    """`albert_keras.demo.run_demo.DEFAULTS`, read without importing `albert_keras` (whose
+    `__init__` loads TensorFlow: `--help` must answer at once)."""
+    spec = importlib.util.find_spec("albert_keras")
+    path = pathlib.Path(spec.origin).parent / "demo" / "run_demo.py"
+    module_spec = importlib.util.spec_from_file_location("albert_keras_cli._run_demo", path)
+    module = importlib.util.module_from_spec(module_spec)
+    module_spec.loader.exec_module(module)  # imports the standard library and pipelines only
+    return module.DEFAULTS
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--output_dir", default="demo_output")
-    parser.add_argument("--corpus", help="glob(s) of your text (default: the embedded corpus)")
+    parser.add_argument("--output_dir", default="demo_output", help="everything goes here")
+    parser.add_argument("--corpus", help="glob(s) of your text; none: the embedded corpus")
     parser.add_argument("--heldout", help="glob(s) of held-out text (with --corpus)")
-    parser.add_argument("--input_format", default="text", choices=("text", "sentences"))
+    parser.add_argument(
+        "--input_format",
+        default="text",
+        choices=("text", "sentences"),
+        help="text: prose; sentences: one a line, a blank line between documents",
+    )
     add_config_flag(parser, "override a backbone argument of the demo's model")
+    defaults = demo_defaults()
     for name, (kind, text) in _SETTINGS.items():
-        parser.add_argument(f"--{name}", type=kind, help=f"{text} (default: the demo's)")
-    parser.add_argument("--finetune_task", help="a GLUE task name (with --glue_dir)")
-    parser.add_argument("--glue_dir")
+        parser.add_argument(f"--{name}", type=kind, default=defaults[name], help=text)
+    parser.add_argument("--finetune_task", help="a GLUE task name (with --glue_dir); none: the "
+                        "docstring-source task made from the corpus")  # fmt: skip
+    parser.add_argument("--glue_dir", help="GLUE's download, for --finetune_task")
 
 
 def run(args: argparse.Namespace) -> int:

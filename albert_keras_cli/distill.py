@@ -5,8 +5,13 @@ from __future__ import annotations
 import argparse
 
 from albert_keras_cli.config_flags import add_config_flag, parse_config_flags
-from albert_keras_cli.job_arguments import add_overwrite_flag, job_arguments, print_run
-from albert_keras_cli.pretrain import STRATEGIES, add_mixed_precision_flag
+from albert_keras_cli.job_arguments import (
+    add_overwrite_flag,
+    add_strategy_flag,
+    job_arguments,
+    print_run,
+)
+from albert_keras_cli.pretrain import add_mixed_precision_flag
 
 # `albert_keras.distill`'s STUDENT_INITS and COSINE_POSITIONS (tests/distill checks they agree):
 # importing it here would load TensorFlow for `--help`.
@@ -40,17 +45,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--batch_size", type=int, default=32, help="global batch size")
     parser.add_argument("--max_steps", type=int, default=10_000)
     parser.add_argument("--learning_rate", type=float, default=0.00176, help="peak (LAMB)")
-    parser.add_argument("--warmup_steps", type=int, default=None, help="default: 2.5%% of steps")
+    parser.add_argument("--warmup_steps", type=int, default=None, help="none: 2.5%% of steps")
     parser.add_argument("--dynamic_masking", action="store_true", help="re-mask every batch")
     parser.add_argument("--eval_records", default=None, help="glob of held-out TFRecord shards")
     parser.add_argument("--eval_steps", type=int, default=100, help="at most this many; 0: all")
     parser.add_argument("--checkpoint_every", type=int, default=1000, help="steps")
-    parser.add_argument("--strategy", default="auto", choices=STRATEGIES)
+    add_strategy_flag(parser)
     add_mixed_precision_flag(parser)
     parser.add_argument("--jit_compile", default="auto", choices=["auto", "true", "false"])
     parser.add_argument("--steps_per_execution", type=int, default=1)
     parser.add_argument(
-        "--spm_model", default=None, help="copied beside the student (default: the teacher's)"
+        "--spm_model", default=None, help="copied beside the student; none: the teacher's"
     )
     parser.add_argument("--seed", type=int, default=12345)
 

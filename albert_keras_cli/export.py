@@ -24,7 +24,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--spm_model", help="SentencePiece model, if the classifier was saved without one"
     )
     parser.add_argument(
-        "--sequence_length", type=int, default=None, help="with --spm_model (default 512)"
+        "--sequence_length", type=int, default=None, help="with --spm_model; none: 512"
     )
     parser.add_argument(
         "--overwrite",

@@ -27,7 +27,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_overwrite_flag(parser, "finetune-glue")
     parser.add_argument(
         "--spm_model",
-        help="SentencePiece .model (default: spm.model or the only *.model beside --model)",
+        help="SentencePiece .model; none: spm.model or the only *.model beside --model",
     )
     parser.add_argument(
         "--source",
@@ -35,12 +35,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="tsv",
         help="tsv: --glue_dir; tfds: tensorflow_datasets glue/* (network)",
     )
-    parser.add_argument("--max_steps", type=int, help="default: the official steps for the task")
-    parser.add_argument("--batch_size", type=int)
-    parser.add_argument("--max_seq_length", type=int)
-    parser.add_argument("--learning_rate", type=float)
-    parser.add_argument("--warmup_steps", type=int, help="default: the official warmup fraction")
-    parser.add_argument("--eval_every", type=int, help="steps between dev evaluations")
+    parser.add_argument("--max_steps", type=int, help="none: the official steps for the task")
+    parser.add_argument("--batch_size", type=int, help="none: the official batch for the task")
+    parser.add_argument("--max_seq_length", type=int, help="none: the official length (512)")
+    parser.add_argument(
+        "--learning_rate", type=float, help="none: the official peak learning rate for the task"
+    )
+    parser.add_argument("--warmup_steps", type=int, help="none: the official warmup fraction")
+    parser.add_argument("--eval_every", type=int, help="steps between dev evaluations; none: the official "
+                        "checkpoint interval")  # fmt: skip
     parser.add_argument(
         "--patience",
         type=int,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from albert_keras_cli.job_arguments import add_overwrite_flag, job_arguments
+from albert_keras_cli.job_arguments import add_overwrite_flag, add_strategy_flag, job_arguments
 from albert_keras_cli.pretrain import add_mixed_precision_flag
 
 
@@ -26,18 +26,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
     parser.add_argument("--output_dir", required=True)
     add_overwrite_flag(parser, "finetune-squad")
-    parser.add_argument("--spm_model", help="default: spm.model or the only *.model beside --model")
-    parser.add_argument("--head", choices=("simple", "v2"), help="default: simple (1.1), v2 (2.0)")
+    parser.add_argument("--spm_model", help="none: spm.model or the only *.model beside --model")
+    parser.add_argument("--head", choices=("simple", "v2"), help="none: simple (1.1), v2 (2.0)")
     parser.add_argument("--max_seq_length", type=int, default=384)
     parser.add_argument("--doc_stride", type=int, default=128)
     parser.add_argument("--max_query_length", type=int, default=64)
     parser.add_argument("--batch_size", type=int, default=48)
     parser.add_argument("--epochs", type=float, default=2.0, help="0: predict with the model as is")
-    parser.add_argument("--learning_rate", type=float, help="default: 5e-5 (1.1), 3e-5 (2.0)")
+    parser.add_argument("--learning_rate", type=float, help="none: 5e-5 (1.1), 3e-5 (2.0)")
     parser.add_argument("--warmup_proportion", type=float, default=0.1)
     parser.add_argument("--n_best_size", type=int, default=20)
     parser.add_argument("--max_answer_length", type=int, default=30)
-    parser.add_argument("--strategy", default="auto", help="auto, tpu, gpu, cpu, ...")
+    add_strategy_flag(parser)
     parser.add_argument("--seed", type=int, default=12345)
     add_mixed_precision_flag(parser)
 

@@ -1,11 +1,15 @@
 """`job_arguments`: a command's parsed flags as its job function's keyword arguments; the
-`--overwrite` flag every training command shares."""
+flags several commands share (`--overwrite`, `--strategy`), defined once."""
 
 from __future__ import annotations
 
 import argparse
 import inspect
 from collections.abc import Callable
+
+# `albert_keras.training.strategy.STRATEGIES` (tests/cli checks they agree): importing it here
+# would load TensorFlow for `--help`.
+STRATEGIES = ("auto", "tpu", "gpu", "mirrored", "multi_worker", "one_device", "cpu")
 
 # Flags of the command line itself (`--verbose` shows TensorFlow's log lines), never a job's.
 CLI_FLAGS = ("command", "verbose")
@@ -64,6 +68,24 @@ def print_run(verb: str, summary: dict, output_dir: str) -> None:
     print(
         f"{verb} {summary['steps']['total']} steps -> {output_dir}: {which}: "
         + ", ".join(f"{k} {v:.4f}" for k, v in final.items())
+    )
+
+
+def add_strategy_flag(parser: argparse.ArgumentParser) -> None:
+    """`--strategy`, as every command that trains across devices takes it.
+
+    Example:
+    >>> parser = argparse.ArgumentParser()
+    >>> add_strategy_flag(parser)
+    >>> parser.parse_args(["--strategy", "mirrored"]).strategy
+    'mirrored'
+    """
+    parser.add_argument(
+        "--strategy",
+        default="auto",
+        choices=STRATEGIES,
+        help="how training spreads over devices (albert_keras.training.get_strategy); auto: "
+        "a TPU, else several workers (TF_CONFIG), else every GPU, else the CPU",
     )
 
 

@@ -35,12 +35,20 @@ SUBCOMMANDS = {
 }
 
 
+# `albert-keras --help`'s first line: whole sentences (the module docstring's first line stops
+# mid-sentence).
+DESCRIPTION = (
+    "ALBERT (A Lite BERT) in Keras: pretrain, fine-tune, distil, convert, export and predict. "
+    "Run `albert-keras COMMAND --help` for a command's flags and their defaults."
+)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Runs the command line `argv` (default `sys.argv[1:]`); returns the exit code."""
     argv = sys.argv[1:] if argv is None else list(argv)
     verbose = "--verbose" in argv
     configure_logging(verbose)
-    parser = argparse.ArgumentParser(prog="albert-keras", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="albert-keras", description=DESCRIPTION)
     parser.add_argument("--version", action="version", version=f"albert-keras {__version__}")
     # Before or after the subcommand: `albert-keras --verbose pretrain ...` or `... pretrain
     # --verbose`; read from argv above, before anything imports TensorFlow.
@@ -56,7 +64,13 @@ def main(argv: list[str] | None = None) -> int:
     chosen = next((a for a in argv if a in SUBCOMMANDS), None)
     modules = {}
     for name, (module_name, help_text) in SUBCOMMANDS.items():
-        sub = subparsers.add_parser(name, help=help_text, parents=[common])
+        sub = subparsers.add_parser(
+            name,
+            help=help_text,
+            parents=[common],
+            # Every flag's default in its help, the same way in every command.
+            formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        )
         if name == chosen:
             if not module_name.startswith("albert_keras_cli."):
                 import_tensorflow(verbose)  # the module loads it: quietly, first

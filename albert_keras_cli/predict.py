@@ -34,7 +34,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--glue_dir", help="with --task: GLUE's download (GLUE_DIR/SST-2/dev.tsv)")
     parser.add_argument(
-        "--input", help="a UTF-8 text file, one example per line (default: stdin; '-' too)"
+        "--input", help="a UTF-8 text file, one example per line ; none: stdin ('-' too)"
     )
     parser.add_argument(
         "--pairs", action="store_true", help="each input line is TEXT_A<tab>TEXT_B (pair tasks)"
@@ -42,14 +42,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--output",
         help="the file to write: JSON lines, or with --task the metrics as JSON "
-        "(default: predictions to stdout; with --task, printed only)",
+        "(none: predictions to stdout; with --task, printed only)",
     )
     parser.add_argument(
         "--overwrite", action="store_true", help="replace --output when it exists (refused else)"
     )
-    parser.add_argument(
-        "--batch_size", type=int, default=32, help="examples per batch (default: 32)"
-    )
+    parser.add_argument("--batch_size", type=int, default=32, help="examples per batch")
     parser.add_argument(
         "--spm_model",
         help="only for a classifier saved without a preprocessor (before finetune-glue saved "
@@ -58,8 +56,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--sequence_length",
         type=int,
-        help="with --spm_model: the length it was fine-tuned at (default: the model's "
-        "max_sequence_length)",
+        help="with --spm_model: the length it was fine-tuned at; none: the model's "
+        "max_sequence_length",
     )
 
 

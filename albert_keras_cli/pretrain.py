@@ -5,11 +5,16 @@ from __future__ import annotations
 import argparse
 
 from albert_keras_cli.config_flags import add_config_flag, parse_config_flags
-from albert_keras_cli.job_arguments import add_overwrite_flag, job_arguments, print_run
+from albert_keras_cli.job_arguments import (
+    STRATEGIES,  # noqa: F401  (tests/cli checks it against albert_keras.training.strategy's)
+    add_overwrite_flag,
+    add_strategy_flag,
+    job_arguments,
+    print_run,
+)
 
-# `albert_keras.training.strategy`'s STRATEGIES and PRECISIONS (tests/cli checks they agree):
-# importing it here would load TensorFlow for `--help`.
-STRATEGIES = ("auto", "tpu", "gpu", "mirrored", "multi_worker", "one_device", "cpu")
+# `albert_keras.training.strategy`'s PRECISIONS (tests/cli checks they agree): importing it
+# here would load TensorFlow for `--help`.
 PRECISIONS = ("auto", "float32", "mixed_bfloat16", "mixed_float16")
 
 
@@ -36,11 +41,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max_steps", type=int, default=10_000)
     parser.add_argument("--learning_rate", type=float, default=0.00176, help="peak (LAMB)")
     parser.add_argument(
-        "--warmup_steps", type=int, default=None, help="default: 2.5%% of max_steps (official)"
+        "--warmup_steps", type=int, default=None, help="none: 2.5%% of max_steps (official)"
     )
-    parser.add_argument("--max_seq_length", type=int, default=None, help="default: the records'")
+    parser.add_argument("--max_seq_length", type=int, default=None, help="none: the records'")
     parser.add_argument(
-        "--max_predictions_per_seq", type=int, default=None, help="default: the records'"
+        "--max_predictions_per_seq", type=int, default=None, help="none: the records'"
     )
     parser.add_argument("--dynamic_masking", action="store_true", help="re-mask every batch")
     parser.add_argument("--eval_records", default=None, help="glob of held-out TFRecord shards")
@@ -48,7 +53,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--eval_steps", type=int, default=100, help="at most this many batches; 0: all"
     )
     parser.add_argument("--checkpoint_every", type=int, default=1000, help="steps")
-    parser.add_argument("--strategy", default="auto", choices=STRATEGIES)
+    add_strategy_flag(parser)
     add_mixed_precision_flag(parser)
     parser.add_argument("--jit_compile", default="auto", choices=["auto", "true", "false"])
     parser.add_argument("--steps_per_execution", type=int, default=1)

@@ -44,7 +44,7 @@ def test_config_is_key_value_and_repeatable(captured):
     ((args, kwargs),) = captured
     assert args == ("demo_output",)
     assert kwargs["config"] == {"num_layers": 2, "sharing": "none"}
-    assert {k: v for k, v in kwargs.items() if k in DEFAULTS} == {}  # defaults: run_demo's
+    assert {k: v for k, v in kwargs.items() if k in DEFAULTS} == DEFAULTS  # --help shows them
 
 
 def test_flags_reach_the_settings(captured, tmp_path):
@@ -71,6 +71,8 @@ def test_flags_reach_the_settings(captured, tmp_path):
         "batch_size": 16,
         "finetune_steps": 20,
         "corpus_megabytes": 0.1,
+        **{k: DEFAULTS[k] for k in ("paragraphs_per_document", "learning_rate", "seed")},
+        "finetune_learning_rate": DEFAULTS["finetune_learning_rate"],
     }
 
 
