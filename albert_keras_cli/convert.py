@@ -1,9 +1,9 @@
 """`albert-keras convert`: import a checkpoint as an AlbertPretrainer, and/or export it.
 
-    albert-keras convert --source tf1 albert_base_v2.tar.gz --output albert_base.keras
-    albert-keras convert --source hf albert-base-v2/ --output albert_base.keras
-    albert-keras convert --source keras-hub albert_base_en_uncased/ --output albert_base.keras
-    albert-keras convert --source keras run/model.keras --to hf albert_hf/ --to keras-hub kh/
+    albert-keras convert --from tf1 albert_base_v2.tar.gz --output albert_base.keras
+    albert-keras convert --from hf albert-base-v2/ --output albert_base.keras
+    albert-keras convert --from keras-hub albert_base_en_uncased/ --output albert_base.keras
+    albert-keras convert --from keras run/model.keras --to hf albert_hf/ --to keras-hub kh/
 
 Errors (unknown or missing variables, wrong shapes, corrupt files, unsafe archives) end the
 command with a one-line message naming the file and a non-zero exit.
@@ -38,7 +38,12 @@ EXPORTED_NAMES = {
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Adds the `convert` flags to `parser`."""
     parser.description = "Import a checkpoint as an AlbertPretrainer (.keras) and/or export it."
-    parser.add_argument("--source", required=True, choices=SOURCES, help="the input's format")
+    # --from pairs with --to; --source (its old name) still works: in the other commands
+    # --source names where data comes from, not a checkpoint format.
+    parser.add_argument(
+        "--from", "--source", dest="source", required=True, choices=SOURCES,
+        help="the input's format",
+    )  # fmt: skip
     parser.add_argument(
         "path", help="folder, checkpoint prefix, file, or .tar.gz of a folder to convert"
     )

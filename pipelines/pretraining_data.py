@@ -443,7 +443,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--input_format", choices=INPUT_FORMATS, default="text")
     parser.add_argument("--paragraphs_per_document", type=int, default=20)
     parser.add_argument(
-        "--do_lower_case",
+        "--lower_case",
+        "--do_lower_case",  # the official script's name, kept as an alias
+        dest="do_lower_case",
         action=argparse.BooleanOptionalAction,
         default=None,
         help="Default: lower-case when the vocabulary has no capitals.",

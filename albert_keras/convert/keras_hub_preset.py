@@ -49,7 +49,7 @@ def read_keras_hub(path: str | pathlib.Path):
     if path.is_dir():
         config = _read_preset_config(path)
         if "registered_name" not in config:
-            hint = " (a Hugging Face folder: use --source hf)" if "model_type" in config else ""
+            hint = " (a Hugging Face folder: use --from hf)" if "model_type" in config else ""
             raise CheckpointError(f"{path}: not a keras-hub preset folder{hint}")
         loaded = _load(path, lambda: keras_hub.models.Backbone.from_preset(str(path)))
     else:

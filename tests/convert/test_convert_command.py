@@ -38,7 +38,7 @@ def test_release_archive_to_keras_and_every_format_back(
     tmp_path, capsys, release_archive, official_config, official_weights
 ):
     output = tmp_path / "out" / "albert.keras"
-    code, out, err = run_cli(capsys, "--source", "tf1", release_archive, "--output", output)
+    code, out, err = run_cli(capsys, "--from", "tf1", release_archive, "--output", output)
     assert code == 0, err
     assert "mapped encoder: 2 group(s) x 2 inner block(s) for 4 layers: 64 variables" in out
     assert "mapped sentence-order head: 2 variables" in out
@@ -57,7 +57,7 @@ def test_release_archive_to_keras_and_every_format_back(
         np.testing.assert_allclose(ours[name], expected[name], atol=1e-5, rtol=0, err_msg=name)
 
     exports = {"hf": tmp_path / "hf", "keras-hub": tmp_path / "kh", "tf1": tmp_path / "tf1"}
-    argv = ["--source", "keras", output]
+    argv = ["--from", "keras", output]
     for target, directory in exports.items():
         argv += ["--to", target, directory]
     code, out, err = run_cli(capsys, *argv)
@@ -68,7 +68,7 @@ def test_release_archive_to_keras_and_every_format_back(
 
     for source, directory in exports.items():
         back = tmp_path / f"back_{source}.keras"
-        code, out, err = run_cli(capsys, "--source", source, directory, "--output", back)
+        code, out, err = run_cli(capsys, "--from", source, directory, "--output", back)
         assert code == 0, err
         copy, _ = pretrainer_outputs(keras.saving.load_model(back), official_config)
         names = ["sequence_output", "pooled_output"]
@@ -84,10 +84,8 @@ def test_keras_hub_preset_loads_with_keras_hub(tmp_path, capsys, release_archive
     import keras_hub
 
     output = tmp_path / "albert.keras"
-    assert run_cli(capsys, "--source", "tf1", release_archive, "--output", output)[0] == 0
-    assert (
-        run_cli(capsys, "--source", "keras", output, "--to", "keras-hub", tmp_path / "kh")[0] == 0
-    )
+    assert run_cli(capsys, "--from", "tf1", release_archive, "--output", output)[0] == 0
+    assert run_cli(capsys, "--from", "keras", output, "--to", "keras-hub", tmp_path / "kh")[0] == 0
     tokenizer = keras_hub.models.AlbertTokenizer.from_preset(str(tmp_path / "kh"))
     assert tokenizer.token_to_id("[CLS]") == 2 and tokenizer.token_to_id("[MASK]") == 4
     kh_backbone = keras_hub.models.AlbertBackbone.from_preset(str(tmp_path / "kh"))
@@ -107,7 +105,7 @@ def unsafe_archive(path):
     [
         (
             lambda tmp: [
-                "--source",
+                "--from",
                 "tf1",
                 unsafe_archive(tmp / "evil.tar.gz"),
                 "--output",
@@ -116,15 +114,15 @@ def unsafe_archive(path):
             "evil.tar.gz: member '../escape.txt' contains '..'; refused",
         ),
         (
-            lambda tmp: ["--source", "tf1", tmp, "--output", tmp / "o.keras"],
+            lambda tmp: ["--from", "tf1", tmp, "--output", tmp / "o.keras"],
             "no TF1 checkpoint (*.index) in this folder",
         ),
-        (lambda tmp: ["--source", "hf", tmp], "nothing to write"),
+        (lambda tmp: ["--from", "hf", tmp], "nothing to write"),
         (
-            lambda tmp: ["--source", "hf", tmp, "--output", tmp / "model.h5"],
+            lambda tmp: ["--from", "hf", tmp, "--output", tmp / "model.h5"],
             "the file name must end in .keras",
         ),
-        (lambda tmp: ["--source", "hf", tmp, "--to", "onnx", tmp / "x"], "--to onnx"),
+        (lambda tmp: ["--from", "hf", tmp, "--to", "onnx", tmp / "x"], "--to onnx"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, make_argv, message):
@@ -138,5 +136,5 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, make_argv, message):
 def test_pickled_hf_folder_is_refused_by_the_cli(tmp_path, capsys, official_config):
     (tmp_path / "config.json").write_text(json.dumps(official_config))
     (tmp_path / "pytorch_model.bin").write_bytes(b"\x80\x04")
-    code, _, err = run_cli(capsys, "--source", "hf", tmp_path, "--output", tmp_path / "o.keras")
+    code, _, err = run_cli(capsys, "--from", "hf", tmp_path, "--output", tmp_path / "o.keras")
     assert code == 2 and "pytorch_model.bin: pickled weights are refused" in err

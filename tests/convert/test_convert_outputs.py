@@ -58,8 +58,8 @@ def _digest(root):
 def test_two_conversions_into_one_folder_keep_their_own_vocabularies(tmp_path, capsys, releases):
     (first, first_spm), (second, second_spm) = releases
     out = tmp_path / "models"
-    assert _convert(capsys, "--source", "tf1", first, "--output", out / "a.keras")[0] == 0
-    assert _convert(capsys, "--source", "tf1", second, "--output", out / "b.keras")[0] == 0
+    assert _convert(capsys, "--from", "tf1", first, "--output", out / "a.keras")[0] == 0
+    assert _convert(capsys, "--from", "tf1", second, "--output", out / "b.keras")[0] == 0
     assert sorted(p.name for p in out.iterdir()) == [
         "a.keras",
         "a.spiece.model",
@@ -73,7 +73,7 @@ def test_two_conversions_into_one_folder_keep_their_own_vocabularies(tmp_path, c
 
     assert find_spm_model(str(out / "b.keras"), None) == out / "b.spiece.model"
     # Converted again from a.keras, the vocabulary named after it is the one carried along.
-    code, _, err = _convert(capsys, "--source", "keras", out / "a.keras", "--to", "hf", out / "hf")
+    code, _, err = _convert(capsys, "--from", "keras", out / "a.keras", "--to", "hf", out / "hf")
     assert code == 0, err
     assert (out / "hf" / "spiece.model").read_bytes() == first_spm.read_bytes()
 
@@ -83,14 +83,14 @@ def test_existing_outputs_are_refused_unless_overwrite(tmp_path, capsys, release
     out = tmp_path / "models"
     out.mkdir()
     (out / "a.keras").write_bytes(b"a user's model")
-    error = _refused(capsys, "--source", "tf1", first, "--output", out / "a.keras")
+    error = _refused(capsys, "--from", "tf1", first, "--output", out / "a.keras")
     assert f"{out / 'a.keras'} exists: pass --overwrite to replace it" in error
     (out / "a.keras").unlink()
     (out / "a.spiece.model").write_bytes(b"a user's vocabulary")
-    error = _refused(capsys, "--source", "tf1", first, "--output", out / "a.keras")
+    error = _refused(capsys, "--from", "tf1", first, "--output", out / "a.keras")
     assert f"{out / 'a.spiece.model'} exists: pass --overwrite" in error
     assert sorted(p.name for p in out.iterdir()) == ["a.spiece.model"]
-    argv = ["--source", "tf1", first, "--output", out / "a.keras", "--overwrite"]
+    argv = ["--from", "tf1", first, "--output", out / "a.keras", "--overwrite"]
     assert _convert(capsys, *argv)[0] == 0
     assert (out / "a.spiece.model").read_bytes() == first_spm.read_bytes()
 
@@ -101,25 +101,25 @@ def test_to_folders_are_converts_own(tmp_path, capsys, releases):
     users.mkdir()
     (users / "config.json").write_text('{"mine": true}\n')
     before = _digest(users)
-    error = _refused(capsys, "--source", "tf1", first, "--to", "hf", users)
+    error = _refused(capsys, "--from", "tf1", first, "--to", "hf", users)
     assert f"{users} holds files albert-keras did not write (config.json)" in error
     assert _digest(users) == before
     other = tmp_path / "pretrained"
     with OutputFolder(other, "albert-keras pretrain", {"seed": 1}) as folder:
         pathlib.Path(folder.claim("model.keras")).write_bytes(b"model")
-    error = _refused(capsys, "--source", "tf1", first, "--to", "tf1", other)
+    error = _refused(capsys, "--from", "tf1", first, "--to", "tf1", other)
     assert "holds the output of `albert-keras pretrain`, not of `albert-keras convert`" in error
     assert (other / "model.keras").read_bytes() == b"model"
 
     hf = tmp_path / "hf"
-    assert _convert(capsys, "--source", "tf1", first, "--to", "hf", hf)[0] == 0
+    assert _convert(capsys, "--from", "tf1", first, "--to", "hf", hf)[0] == 0
     manifest = json.loads((hf / MANIFEST).read_text())
     assert {"config.json", "model.safetensors", "spiece.model"} <= set(manifest["files"])
-    assert _convert(capsys, "--source", "tf1", first, "--to", "hf", hf)[0] == 0  # the same again
+    assert _convert(capsys, "--from", "tf1", first, "--to", "hf", hf)[0] == 0  # the same again
     (hf / "NOTES.txt").write_text("mine\n")
-    error = _refused(capsys, "--source", "tf1", second, "--to", "hf", hf)
+    error = _refused(capsys, "--from", "tf1", second, "--to", "hf", hf)
     assert "holds an earlier `albert-keras convert` run with other arguments (path: " in error
-    assert _convert(capsys, "--source", "tf1", second, "--to", "hf", hf, "--overwrite")[0] == 0
+    assert _convert(capsys, "--from", "tf1", second, "--to", "hf", hf, "--overwrite")[0] == 0
     assert (hf / "NOTES.txt").read_text() == "mine\n"
     assert (hf / "model.safetensors").is_file()
 
@@ -143,12 +143,12 @@ def test_bad_files_are_one_true_line(tmp_path, capsys):
     truncated = tmp_path / "truncated.keras"
     truncated.write_bytes(b"PK\x03\x04" + b"\0" * 100)
     for source in ("keras", "keras-hub"):
-        error = _refused(capsys, "--source", source, truncated, "--output", tmp_path / "o.keras")
+        error = _refused(capsys, "--from", source, truncated, "--output", tmp_path / "o.keras")
         assert f"{truncated}: not a .keras file: not a whole zip archive" in error
         assert "File not found" not in error
     not_a_tarball = tmp_path / "albert.tar.gz"
     not_a_tarball.write_text("not a tarball\n")
-    error = _refused(capsys, "--source", "tf1", not_a_tarball, "--output", tmp_path / "o.keras")
+    error = _refused(capsys, "--from", "tf1", not_a_tarball, "--output", tmp_path / "o.keras")
     assert str(not_a_tarball) in error
     assert sorted(p.name for p in tmp_path.iterdir()) == ["albert.tar.gz", "truncated.keras"]
 

@@ -36,7 +36,7 @@ def test_round_trip_through_keras_hub_files(tmp_path, tiny_config, backbone, nam
 
 def test_hf_folder_is_not_a_keras_hub_preset(tmp_path):
     (tmp_path / "config.json").write_text(json.dumps({"model_type": "albert"}))
-    with pytest.raises(CheckpointError, match="not a keras-hub preset folder .*use --source hf"):
+    with pytest.raises(CheckpointError, match="not a keras-hub preset folder .*use --from hf"):
         read_keras_hub(tmp_path)
 
 

@@ -302,7 +302,7 @@ def test_convert_and_from_preset_refuse_the_attack_in_one_line(tmp_path, capsys)
 
     archive = path_max_attack(tmp_path / "albert_base_v2.tar.gz", tmp_path / "unpacked")
     before = tree_digest(tmp_path)
-    argv = ["convert", "--source", "tf1", str(archive), "--output", str(tmp_path / "a.keras")]
+    argv = ["convert", "--from", "tf1", str(archive), "--output", str(tmp_path / "a.keras")]
     assert main(argv) == 2
     (line,) = capsys.readouterr().err.strip().splitlines()
     assert line.startswith(
