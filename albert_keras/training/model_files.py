@@ -58,6 +58,12 @@ def load_keras_file(path, flag: str = "") -> keras.Model:
     >>> type(load_keras_file("albert.keras")).__name__
     'AlbertPretrainer'
     """
+    # Keras says "File not found" of a truncated archive: said as it is, before Keras reads it.
+    if os.path.isfile(path) and not zipfile.is_zipfile(path):
+        raise ValueError(
+            f"{flag}{path}: not a .keras file: not a whole zip archive (truncated, or another "
+            "format)"
+        )
     try:
         return keras.saving.load_model(path, compile=False)
     # Keras raises any of these for a file that is not a .keras archive of known classes.

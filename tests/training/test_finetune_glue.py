@@ -193,7 +193,7 @@ def test_mnli_with_early_stopping_through_the_python_api(tmp_path, shared_data):
         (["--glue_dir", "{tmp}/nowhere"], "nowhere: --glue_dir not found"),
         (["--task", "CoLA"], "no CoLA folder"),
         (["--model", "{tmp}/missing.keras"], "missing.keras: --model not found"),
-        (["--model", "{tmp}/junk.keras"], "junk.keras: not a loadable .keras model"),
+        (["--model", "{tmp}/junk.keras"], "junk.keras: not a .keras file: not a whole zip archive"),
         (["--model", "{tmp}/dense.keras"], "dense.keras: a Sequential, not an AlbertBackbone"),
         (["--model", "{tmp}/lonely/backbone.keras"], "no SentencePiece model beside"),
         (["--spm_model", "{tmp}/junk.keras"], "junk.keras: not a usable ALBERT SentencePiece"),
