@@ -11,14 +11,14 @@ from albert_keras.distill.distillation_losses import (
 from albert_keras.layers.factorized_embedding import albert_initializer
 from albert_keras.layers.sparse_cross_entropy import sparse_cross_entropy
 from albert_keras.models import AlbertPretrainer
-from albert_keras.models.albert_pretrainer import RECORD_FEATURES, backbone_inputs
-from albert_keras.models.dense_gradient_train_step import DenseGradientTrainStep
+from albert_keras.models.albert_pretrainer import RECORD_FEATURES, backbone_inputs, masked_lm_hits
+from albert_keras.models.albert_task import AlbertTask
 
 COSINE_POSITIONS = ("masked", "tokens")
 
 
 @keras.saving.register_keras_serializable(package="albert_keras")
-class AlbertDistiller(DenseGradientTrainStep, keras.Model):
+class AlbertDistiller(AlbertTask, keras.Model):
     """DistilBERT's triple loss (Sanh et al., 2019) for ALBERT, on the records' masked positions.
 
     Both models read the same batch dict (the pretraining records' features, as
@@ -45,6 +45,9 @@ class AlbertDistiller(DenseGradientTrainStep, keras.Model):
             (every real token, as DistilBERT).
         **kwargs: passed to `keras.Model`.
 
+    `compile()` without an optimizer makes `AlbertTask`'s (AdamWeightDecay, learning rate 1e-4,
+    as `AlbertPretrainer`'s).
+
     Example:
     >>> import pipelines
     >>> from albert_keras.models import AlbertBackbone
@@ -59,6 +62,8 @@ class AlbertDistiller(DenseGradientTrainStep, keras.Model):
     >>> sorted(history.history)
     ['cosine_loss', 'loss', 'mlm_accuracy', 'mlm_loss', 'soft_target_loss', 'teacher_mlm_accuracy']
     """
+
+    nested_objects = ("teacher", "student")
 
     def __init__(
         self,
@@ -177,21 +182,15 @@ class AlbertDistiller(DenseGradientTrainStep, keras.Model):
             + self.mlm_weight * weighted_mean(mlm, weights)
             + self.cosine_weight * weighted_mean(cosine, cosine_weights)
         )
-        for extra in self.losses:  # regularizers, add_loss()
-            loss = loss + ops.sum(ops.cast(extra, "float32"))
-        return _scale_for_replicas(loss)
+        return self._total_loss(loss)
 
     def compute_metrics(self, x, y, y_pred, sample_weight=None):
-        ids = ops.expand_dims(ops.cast(x["masked_lm_ids"], "int32"), axis=-1)
         weights = ops.cast(x["masked_lm_weights"], "float32")
         for tracker, logits in (
             (self.mlm_accuracy, y_pred["student_logits"]),
             (self.teacher_mlm_accuracy, y_pred["teacher_logits"]),
         ):
-            # A hit is the label's logit being the row's maximum (see AlbertPretrainer).
-            label_logits = ops.take_along_axis(logits, ids, axis=-1)[..., 0]
-            hits = ops.cast(label_logits >= ops.max(logits, axis=-1), "float32")
-            tracker.update_state(hits, sample_weight=weights)
+            tracker.update_state(masked_lm_hits(logits, x["masked_lm_ids"]), sample_weight=weights)
         return self.get_metrics_result()
 
     def get_metrics_result(self):
@@ -207,32 +206,14 @@ class AlbertDistiller(DenseGradientTrainStep, keras.Model):
         return results
 
     def get_config(self):
-        return {
-            "name": self.name,
-            "trainable": self.trainable,
-            "teacher": keras.saving.serialize_keras_object(self.teacher),
-            "student": keras.saving.serialize_keras_object(self.student),
-            "temperature": self.temperature,
-            "soft_target_weight": self.soft_target_weight,
-            "mlm_weight": self.mlm_weight,
-            "cosine_weight": self.cosine_weight,
-            "cosine_positions": self.cosine_positions,
-        }
-
-    @classmethod
-    def from_config(cls, config):
-        config = dict(config)
-        for role in ("teacher", "student"):
-            config[role] = keras.saving.deserialize_keras_object(config[role])
-        return cls(**config)
-
-
-def _scale_for_replicas(loss):
-    """Under `tf.distribute`, gradients are summed over replicas, so a custom loss is divided by
-    their number (as Keras does for its own losses); a no-op on one device and other backends."""
-    if keras.backend.backend() != "tensorflow":
-        return loss
-    import tensorflow as tf
-
-    replicas = tf.distribute.get_strategy().num_replicas_in_sync
-    return loss / replicas if replicas > 1 else loss
+        config = super().get_config()
+        config.update(
+            {
+                "temperature": self.temperature,
+                "soft_target_weight": self.soft_target_weight,
+                "mlm_weight": self.mlm_weight,
+                "cosine_weight": self.cosine_weight,
+                "cosine_positions": self.cosine_positions,
+            }
+        )
+        return config

@@ -4,14 +4,12 @@ import keras
 
 from albert_keras.layers.factorized_embedding import albert_initializer
 from albert_keras.layers.validation import check_positive, check_rate
-from albert_keras.models.compile_defaults import compile_from_saved_config, default_optimizer
-from albert_keras.models.dense_gradient_train_step import DenseGradientTrainStep
-from albert_keras.models.text_inputs import TextInputs
+from albert_keras.models.albert_task import AlbertTask
 from albert_keras.preset_registry import get_preset_loader
 
 
 @keras.saving.register_keras_serializable(package="albert_keras")
-class AlbertClassifier(DenseGradientTrainStep, TextInputs, keras.Model):
+class AlbertClassifier(AlbertTask, keras.Model):
     """Dropout on the backbone's pooled output, then Dense(num_classes): logits (batch, classes).
 
     A functional `keras.Model` whose inputs are the backbone's (`token_ids`, `segment_ids`,
@@ -42,6 +40,9 @@ class AlbertClassifier(DenseGradientTrainStep, TextInputs, keras.Model):
     >>> sorted(history.history), len(history.history["loss"])
     (['accuracy', 'loss'], 2)
     """
+
+    nested_objects = ("backbone", "preprocessor")
+    default_learning_rate = 2e-5
 
     def __init__(self, backbone, num_classes=2, dropout=0.1, preprocessor=None, **kwargs):
         check_positive(num_classes=num_classes)
@@ -107,8 +108,6 @@ class AlbertClassifier(DenseGradientTrainStep, TextInputs, keras.Model):
             **kwargs: passed to `keras.Model.compile`.
         """
         regression = self.num_classes == 1
-        if optimizer == "auto":
-            optimizer = default_optimizer(learning_rate=2e-5)
         if loss == "auto":
             loss = (
                 keras.losses.MeanSquaredError()
@@ -119,31 +118,7 @@ class AlbertClassifier(DenseGradientTrainStep, TextInputs, keras.Model):
             metrics = [] if regression else [keras.metrics.SparseCategoricalAccuracy("accuracy")]
         super().compile(optimizer=optimizer, loss=loss, metrics=metrics, **kwargs)
 
-    def compile_from_config(self, config):
-        compile_from_saved_config(self, config)
-
     def get_config(self):
-        return {
-            "name": self.name,
-            "trainable": self.trainable,
-            "backbone": keras.saving.serialize_keras_object(self.backbone),
-            "num_classes": self.num_classes,
-            "dropout": self.dropout,
-            "preprocessor": (
-                None
-                if self.preprocessor is None
-                else keras.saving.serialize_keras_object(self.preprocessor)
-            ),
-        }
-
-    @classmethod
-    def from_config(cls, config):
-        config = dict(config)
-        config["backbone"] = keras.saving.deserialize_keras_object(config["backbone"])
-        if isinstance(config.get("preprocessor"), dict):
-            # Registers AlbertPreprocessor / AlbertTokenizer (tensorflow-text is only loaded
-            # for models that have a preprocessor).
-            import albert_keras.preprocessing  # noqa: F401
-
-            config["preprocessor"] = keras.saving.deserialize_keras_object(config["preprocessor"])
-        return cls(**config)
+        config = super().get_config()
+        config.update({"num_classes": self.num_classes, "dropout": self.dropout})
+        return config

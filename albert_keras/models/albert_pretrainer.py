@@ -7,8 +7,7 @@ from albert_keras.layers.activations import gelu_approximate
 from albert_keras.layers.factorized_embedding import albert_initializer
 from albert_keras.layers.sparse_cross_entropy import sparse_cross_entropy
 from albert_keras.layers.tied_masked_lm_head import TiedMaskedLMHead
-from albert_keras.models.compile_defaults import compile_from_saved_config, default_optimizer
-from albert_keras.models.dense_gradient_train_step import DenseGradientTrainStep
+from albert_keras.models.albert_task import AlbertTask
 from albert_keras.preset_registry import get_preset_loader
 
 SENTENCE_OBJECTIVES = ("sop", "nsp", None)
@@ -35,8 +34,24 @@ def backbone_inputs(features: dict) -> dict:
     return {name: ops.cast(features[feature], "int32") for name, feature in RECORD_FEATURES.items()}
 
 
+def masked_lm_hits(logits, ids):
+    """1.0 where the label's logit is its row's maximum, else 0.0: (batch, P) from (batch, P, V).
+
+    One reduction over the logits, where `ops.argmax` on TensorFlow makes five full passes (its
+    -0.0 handling). A tie with the maximum counts as a hit.
+
+    Example:
+    >>> logits = np.array([[[0.1, 2.0, 0.3], [1.0, 0.0, 0.5]]], "float32")
+    >>> keras.ops.convert_to_numpy(masked_lm_hits(logits, np.array([[1, 2]])))
+    array([[1., 0.]], dtype=float32)
+    """
+    ids = ops.cast(ids, "int32")
+    label_logits = ops.take_along_axis(logits, ids[..., None], axis=-1)[..., 0]
+    return ops.cast(label_logits >= ops.max(logits, axis=-1), "float32")
+
+
 @keras.saving.register_keras_serializable(package="albert_keras")
-class AlbertPretrainer(DenseGradientTrainStep, keras.Model):
+class AlbertPretrainer(AlbertTask, keras.Model):
     """ALBERT's pretraining model: the backbone, an MLM head and a sentence head.
 
     It takes ONE dict per batch with the TFRecord feature names of docs/design.md (`input_ids`,
@@ -83,6 +98,8 @@ class AlbertPretrainer(DenseGradientTrainStep, keras.Model):
     >>> tuple(outputs["mlm_logits"].shape), tuple(outputs["sentence_logits"].shape)
     ((8, 5, 50), (8, 2))
     """
+
+    default_learning_rate = 1e-4
 
     def __init__(self, backbone, sentence_objective="sop", **kwargs):
         if sentence_objective not in SENTENCE_OBJECTIVES:
@@ -201,12 +218,7 @@ class AlbertPretrainer(DenseGradientTrainStep, keras.Model):
                 "AlbertPretrainer computes its own loss and metrics from the batch dict; "
                 "call compile() without loss= and metrics="
             )
-        if optimizer == "auto":
-            optimizer = default_optimizer(learning_rate=1e-4)
         super().compile(optimizer=optimizer, **kwargs)
-
-    def compile_from_config(self, config):
-        compile_from_saved_config(self, config)
 
     def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
         mlm_weights = ops.cast(x["masked_lm_weights"], "float32")
@@ -221,20 +233,12 @@ class AlbertPretrainer(DenseGradientTrainStep, keras.Model):
             )
             self.sentence_loss_tracker.update_state(per_example)
             loss = loss + ops.mean(per_example)
-        for extra in self.losses:  # regularizers, add_loss()
-            loss = loss + ops.sum(ops.cast(extra, "float32"))
-        return _scale_loss_for_replicas(loss)
+        return self._total_loss(loss)
 
     def compute_metrics(self, x, y, y_pred, sample_weight=None):
-        # A hit is the label's logit being its row's maximum: one reduction over the
-        # (batch, P, V) logits, where `ops.argmax` on TF makes five full passes (its -0.0
-        # handling).
-        logits = y_pred["mlm_logits"]
-        ids = ops.cast(x["masked_lm_ids"], "int32")
-        label_logits = ops.take_along_axis(logits, ids[..., None], axis=-1)[..., 0]
-        hits = ops.cast(label_logits >= ops.max(logits, axis=-1), "float32")
         self.mlm_accuracy.update_state(
-            hits, sample_weight=ops.cast(x["masked_lm_weights"], "float32")
+            masked_lm_hits(y_pred["mlm_logits"], x["masked_lm_ids"]),
+            sample_weight=ops.cast(x["masked_lm_weights"], "float32"),
         )
         if self.sentence_head is not None:
             self.sentence_accuracy.update_state(self._sentence_labels(x), y_pred["sentence_logits"])
@@ -257,32 +261,6 @@ class AlbertPretrainer(DenseGradientTrainStep, keras.Model):
         return ops.reshape(ops.cast(x["next_sentence_labels"], "int32"), (-1,))
 
     def get_config(self):
-        return {
-            "name": self.name,
-            "trainable": self.trainable,
-            "backbone": keras.saving.serialize_keras_object(self.backbone),
-            "sentence_objective": self.sentence_objective,
-        }
-
-    @classmethod
-    def from_config(cls, config):
-        config = dict(config)
-        config["backbone"] = keras.saving.deserialize_keras_object(config["backbone"])
-        return cls(**config)
-
-
-def _scale_loss_for_replicas(loss):
-    """`loss / replicas` under a TensorFlow distribution strategy, else `loss` unchanged.
-
-    Under `tf.distribute` the replicas' gradients are summed, so Keras divides its own losses
-    by the replica count; a custom `compute_loss` must do the same. (Keras's helper for this is
-    not public API; JAX and one device need nothing.)
-    """
-    if keras.backend.backend() != "tensorflow":
-        return loss
-    import tensorflow as tf
-
-    replicas = tf.distribute.get_strategy().num_replicas_in_sync
-    if replicas == 1:
-        return loss
-    return loss * ops.cast(1.0 / replicas, loss.dtype)
+        config = super().get_config()
+        config.update({"sentence_objective": self.sentence_objective})
+        return config

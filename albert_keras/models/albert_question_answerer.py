@@ -5,8 +5,7 @@ import keras
 from albert_keras.layers.answerability_span_head import AnswerabilitySpanHead
 from albert_keras.layers.factorized_embedding import albert_initializer
 from albert_keras.layers.validation import check_positive, check_rate
-from albert_keras.models.compile_defaults import compile_from_saved_config, default_optimizer
-from albert_keras.models.dense_gradient_train_step import DenseGradientTrainStep
+from albert_keras.models.albert_task import AlbertTask
 from albert_keras.models.squad_span_loss import SquadSpanLoss
 from albert_keras.preset_registry import get_preset_loader
 
@@ -15,7 +14,7 @@ _BACKBONE_INPUTS = ("token_ids", "segment_ids", "padding_mask")
 
 
 @keras.saving.register_keras_serializable(package="albert_keras")
-class AlbertQuestionAnswerer(DenseGradientTrainStep, keras.Model):
+class AlbertQuestionAnswerer(AlbertTask, keras.Model):
     """Extractive question answering (SQuAD) on an `AlbertBackbone`.
 
     Two heads, as the two official scripts:
@@ -164,8 +163,6 @@ class AlbertQuestionAnswerer(DenseGradientTrainStep, keras.Model):
             metrics: metrics (none by default: SQuAD is scored on texts, after `fit`).
             **kwargs: passed to `keras.Model.compile`.
         """
-        if optimizer == "auto":
-            optimizer = default_optimizer(learning_rate=5e-5 if self.head == "simple" else 3e-5)
         if loss == "auto":
             loss = SquadSpanLoss()
         super().compile(optimizer=optimizer, loss=loss, metrics=metrics, **kwargs)
@@ -180,22 +177,19 @@ class AlbertQuestionAnswerer(DenseGradientTrainStep, keras.Model):
             return total
         return super().compute_loss(x, y, y_pred, sample_weight, training=training)
 
-    def compile_from_config(self, config):
-        compile_from_saved_config(self, config)
+    @property
+    def default_learning_rate(self):
+        # The official scripts' defaults: run_squad_v1 5e-5, run_squad_v2 3e-5.
+        return 5e-5 if self.head == "simple" else 3e-5
 
     def get_config(self):
-        return {
-            "name": self.name,
-            "trainable": self.trainable,
-            "backbone": keras.saving.serialize_keras_object(self.backbone),
-            "head": self.head,
-            "start_n_top": self.start_n_top,
-            "end_n_top": self.end_n_top,
-            "dropout": self.dropout,
-        }
-
-    @classmethod
-    def from_config(cls, config):
-        config = dict(config)
-        config["backbone"] = keras.saving.deserialize_keras_object(config["backbone"])
-        return cls(**config)
+        config = super().get_config()
+        config.update(
+            {
+                "head": self.head,
+                "start_n_top": self.start_n_top,
+                "end_n_top": self.end_n_top,
+                "dropout": self.dropout,
+            }
+        )
+        return config
