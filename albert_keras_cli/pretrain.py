@@ -12,10 +12,7 @@ from albert_keras_cli.job_arguments import (
     job_arguments,
     print_run,
 )
-
-# `albert_keras.training.strategy`'s PRECISIONS (tests/cli checks they agree): importing it
-# here would load TensorFlow for `--help`.
-PRECISIONS = ("auto", "float32", "mixed_bfloat16", "mixed_float16")
+from pipelines.precision_names import PRECISIONS
 
 
 def add_mixed_precision_flag(parser: argparse.ArgumentParser) -> None:

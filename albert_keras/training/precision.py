@@ -32,8 +32,7 @@ from albert_keras.training.device_facts import (  # noqa: F401
     onednn_enabled,
     platform,
 )
-
-PRECISIONS = ("auto", "float32", "mixed_bfloat16", "mixed_float16")
+from pipelines.precision_names import PRECISIONS
 
 
 def choose_precision(precision: str, strategy) -> tuple[str, str]:
