@@ -90,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as error:
         if error.errno not in _ONE_LINE_ERRNOS:
             raise
-        where = getattr(args, "output_dir", None) or "the output"
+        where = getattr(args, "output_dir", None) or getattr(args, "output", None) or "the output"
         print(f"albert-keras {args.command}: error: {os_error_line(error, where)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -196,4 +196,6 @@ def _attach_preprocessor(model, args: argparse.Namespace) -> None:
 def _write(path: str, text: str) -> None:
     from pipelines import atomic_write
 
+    # A new folder for the output is made, as `--output_dir` folders are; nothing else is touched.
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     atomic_write.write_text(path, text)

@@ -54,12 +54,7 @@ EXPECTED = {
     "read_only": r"not writable|read-only",
 }
 # (command, case): why it fails today. Filled in at the end of the day with what still fails.
-KNOWN_FAILURES: dict[tuple[str, str], str] = {
-    ("predict", "new_folder"): "predict --output into a folder that does not exist: a raw "
-    "'[Errno 2] No such file or directory' naming its temporary file (not made, not named)",
-    ("predict", "full_disk"): "predict on a full disk says 'the output: no space left', not "
-    "the --output path (main.py's fallback where a command has no --output_dir)",
-}
+KNOWN_FAILURES: dict[tuple[str, str], str] = {}
 TIMEOUT_S = 60  # a refusal takes seconds; a control run (a real tiny run) gets CONTROL_TIMEOUT_S
 CONTROL_TIMEOUT_S = 300
 
