@@ -88,4 +88,7 @@ class GlueEncoder:
         return self._encode_pair(text_a, text_b)
 
     def _encode(self, text_a: tf.Tensor, text_b: tf.Tensor | None = None) -> dict:
-        return self.preprocessor(text_a if text_b is None else (text_a, text_b))
+        # The preprocessor's own steps, not its `Layer.__call__`: on the JAX backend that
+        # converts its inputs to JAX arrays, which strings inside `tf.data` cannot become.
+        segments = (text_a,) if text_b is None else (text_a, text_b)
+        return self.preprocessor.pack(*(self.preprocessor.tokenizer(s) for s in segments))
