@@ -180,7 +180,7 @@ class OutputFolder:
             with contextlib.suppress(OSError):
                 os.rmdir(self.path)  # only when empty (a full disk: nothing could be written)
 
-    def __enter__(self) -> OutputFolder:
+    def __enter__(self) -> OutputFolder:  # noqa: PYI034 (typing.Self needs Python 3.11)
         return self.open()
 
     def __exit__(self, *exc_info) -> None:
