@@ -9,15 +9,27 @@ from albert_keras.models import AlbertBackbone, AlbertPretrainer
 from albert_keras.models.albert_pretrainer import backbone_inputs
 from albert_keras.training.pretrain_job import pretrain
 from pipelines import read_pretraining_records
+from pipelines.record_files import count_records, list_record_files
 
 EVAL_BATCHES = 20  # held-out batches scored before and after pretraining
 
 
 def heldout_batches(files: str, batch_size: int, shapes: dict, batches: int):
-    """The first `batches` full held-out batches, the same ones at every call."""
-    return read_pretraining_records(files, batch_size, **shapes, shuffle=False, repeat=True).take(
-        batches
-    )
+    """The first full held-out batches, the same ones at every call: `batches` of them, or all
+    there are when the held-out text makes fewer (as `pretrain`'s own evaluation counts them).
+
+    Returns:
+        (dataset, count): the batches and how many there are.
+
+    Raises:
+        ValueError: when the held-out records do not fill one batch.
+    """
+    full = count_records(list_record_files(files, "--heldout", verbose=False)) // batch_size
+    if full == 0:
+        raise ValueError(f"--heldout {files}: too little text for one batch of {batch_size}")
+    count = min(batches, full)
+    dataset = read_pretraining_records(files, batch_size, **shapes, shuffle=False, repeat=False)
+    return dataset.take(count), count
 
 
 def save_untrained(
@@ -69,7 +81,9 @@ def run_pretraining(
         dict: the summary's `pretrain` and `reload` entries.
     """
     shapes = {k: run[k] for k in ("max_seq_length", "max_predictions_per_seq")}
-    heldout = heldout_batches(data["heldout"], run["batch_size"], shapes, EVAL_BATCHES)
+    heldout, heldout_count = heldout_batches(
+        data["heldout"], run["batch_size"], shapes, EVAL_BATCHES
+    )
     untrained = save_untrained(
         out / "untrained" / "model.keras",
         data["vocab"]["vocab_size"],
@@ -88,7 +102,7 @@ def run_pretraining(
         learning_rate=run["learning_rate"],
         warmup_steps=run["warmup_steps"],
         eval_records=data["heldout"],
-        eval_steps=EVAL_BATCHES,
+        eval_steps=heldout_count,
         checkpoint_every=max(1, run["steps"] // 20),
         spm_model=data["spm_model"],
         seed=run["seed"],
