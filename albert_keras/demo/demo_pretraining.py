@@ -28,7 +28,8 @@ def heldout_batches(files: str, batch_size: int, shapes: dict, batches: int):
     if full == 0:
         raise ValueError(f"--heldout {files}: too little text for one batch of {batch_size}")
     count = min(batches, full)
-    dataset = read_pretraining_records(files, batch_size, **shapes, shuffle=False, repeat=False)
+    # Read as `pretrain` reads its held-out records (repeating: every batch full, the same order).
+    dataset = read_pretraining_records(files, batch_size, **shapes, shuffle=False, repeat=True)
     return dataset.take(count), count
 
 
