@@ -114,9 +114,9 @@ def _book_records(workdir: pathlib.Path, s: dict) -> dict:
     )
     for split, dupe, shards in (("train", s["dupe_factor"], 2), ("heldout", 1, 1)):
         write_pretraining_data(
-            [str(p) for p in splits[split]],
-            spm_prefix + ".model",
-            str(workdir / "records" / split),
+            input=[str(p) for p in splits[split]],
+            spm_model=spm_prefix + ".model",
+            output_dir=str(workdir / "records" / split),
             max_seq_length=s["seq_length"],
             max_predictions_per_seq=s["max_predictions"],
             dupe_factor=dupe,

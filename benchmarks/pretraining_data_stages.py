@@ -40,7 +40,7 @@ def one_run(args) -> dict:
     import sentencepiece as spm
 
     import pipelines.pretraining_examples as examples
-    from pipelines import pretraining_data, tokenization
+    from pipelines import pretraining_data, tokenization, writer_task
     from pipelines.shard_worker import keep_freed_memory
 
     spent = collections.Counter()
@@ -83,15 +83,13 @@ def one_run(args) -> dict:
     encoder.encode = timed(encoder.encode, "encode")
     encoder.__init__ = timed(encoder.__init__, "model_load")
     spm.SentencePieceProcessor.encode = timed(spm.SentencePieceProcessor.encode, "spm")
-    pretraining_data.iter_documents = timed_iterator(
-        pretraining_data.iter_documents, "iter_documents"
-    )
+    writer_task.iter_documents = timed_iterator(writer_task.iter_documents, "iter_documents")
     keep_freed_memory()  # as the command line does
     with tempfile.TemporaryDirectory() as output_dir:
         summary = pretraining_data.write_pretraining_data(
-            args.input,
-            args.spm_model,
-            output_dir,
+            input=args.input,
+            spm_model=args.spm_model,
+            output_dir=output_dir,
             max_seq_length=args.max_seq_length,
             dupe_factor=args.dupe_factor,
             num_shards=2,

@@ -32,10 +32,9 @@ import re
 import zlib
 from collections.abc import Callable, Iterable, Iterator
 
+from albert_keras_settings.choices import INPUT_FORMATS
 from pipelines import filesystems
 from pipelines.read_stats import ReadStats
-
-INPUT_FORMATS = ("text", "sentences")
 
 # A line longer than this is dropped (and counted): real prose never has one, while a minified
 # or binary-ish blob could otherwise make one sentence of hundreds of MB.

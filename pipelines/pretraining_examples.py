@@ -15,6 +15,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from albert_keras_settings.writer_settings import WriterSettings
 from pipelines import record_format
 from pipelines.ngram_masking import mask_ngrams
 from pipelines.pretraining_stats import PretrainingStats
@@ -32,17 +33,39 @@ _PYTHON_STREAM, _NUMPY_STREAM = 0, 1
 
 @dataclasses.dataclass(frozen=True)
 class ExampleConfig:
-    """The settings that decide the records' content (see `write_pretraining_data`)."""
+    """The settings that decide the records' content: a view of `WriterSettings` (where each is
+    documented, with its default), made by `ExampleConfig.of`. Its fields, in this order, open
+    `stats.json`'s `settings`."""
 
-    max_seq_length: int = 512
-    max_predictions_per_seq: int = 20
-    masked_lm_prob: float = 0.15
-    dupe_factor: int = 40
-    short_seq_prob: float = 0.1
-    ngram: int = 3
-    sentence_objective: str = "sop"
-    packing: str | None = None
-    seed: int = 12345
+    max_seq_length: int
+    max_predictions_per_seq: int
+    masked_lm_prob: float
+    dupe_factor: int
+    short_seq_prob: float
+    ngram: int
+    sentence_objective: str
+    packing: str | None
+    seed: int
+
+    @classmethod
+    def of(cls, settings: WriterSettings | None = None, /, **overrides) -> ExampleConfig:
+        """The record settings of `settings` (or `WriterSettings`' defaults), with `overrides`.
+
+        Args:
+            settings: `WriterSettings`, or None for its defaults.
+            **overrides: record settings replacing those of `settings`.
+
+        Example:
+        >>> ExampleConfig.of(max_seq_length=128).max_seq_length, ExampleConfig.of().dupe_factor
+        (128, 40)
+        """
+        names = [field.name for field in dataclasses.fields(cls)]
+        if settings is None:
+            fields = dataclasses.fields(WriterSettings)
+            values = {field.name: field.default for field in fields if field.name in names}
+        else:
+            values = {name: getattr(settings, name) for name in names}
+        return cls(**{**values, **overrides})
 
 
 def make_group_records(
@@ -63,7 +86,7 @@ def make_group_records(
 
     Example:
     >>> docs = [["The cat sat on the mat.", "It was a fine day.", "We saw a bird in the park."]]
-    >>> config = ExampleConfig(max_seq_length=32, max_predictions_per_seq=5, dupe_factor=3)
+    >>> config = ExampleConfig.of(max_seq_length=32, max_predictions_per_seq=5, dupe_factor=3)
     >>> stats = PretrainingStats()
     >>> chunks = make_group_records(config, SentencePieceEncoder("spm.model"), 0, docs, stats)
     >>> _ = open("x.tfrecord", "wb").write(b"".join(chunks))
@@ -97,7 +120,7 @@ def make_records(
     Example:
     >>> docs0 = [["The cat sat on the mat.", "It was a fine day."]]
     >>> docs1 = [["We saw a bird.", "The dog ran in the park.", "The sky was blue."]]
-    >>> config = ExampleConfig(max_seq_length=32, max_predictions_per_seq=5, dupe_factor=2)
+    >>> config = ExampleConfig.of(max_seq_length=32, max_predictions_per_seq=5, dupe_factor=2)
     >>> stats = [PretrainingStats(), PretrainingStats()]
     >>> groups = [(0, docs0), (1, docs1)]
     >>> files = [open("g0.tfrecord", "wb"), open("g1.tfrecord", "wb")]

@@ -17,9 +17,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from albert_keras_settings.choices import PACKINGS
 from pipelines.sop_pairs import SentencePairs
-
-PACKINGS = ("full_sentences", "doc_sentences")
 
 
 def separated_tokens(tokens: np.ndarray, document_ends: Sequence[int], sep_id: int) -> np.ndarray:

@@ -63,7 +63,7 @@ class ShardWorker:
 
     Example:
     >>> os.makedirs("out")
-    >>> config = ExampleConfig(max_seq_length=32, max_predictions_per_seq=5, dupe_factor=2)
+    >>> config = ExampleConfig.of(max_seq_length=32, max_predictions_per_seq=5, dupe_factor=2)
     >>> encoder = SentencePieceEncoder("spm.model")
     >>> worker = ShardWorker(config, encoder, 1, {0: ShardPlan("out/s0.tfrecord")}, "x", 30)
     >>> documents = [["The cat sat on the mat.", "It was a fine day.", "We saw a bird."]]

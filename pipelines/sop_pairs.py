@@ -21,7 +21,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-SENTENCE_OBJECTIVES = ("sop", "nsp", "none")
+from albert_keras_settings.choices import SENTENCE_OBJECTIVES
 
 
 class SentencePairs(NamedTuple):

@@ -91,9 +91,9 @@ def doctest_files(tmp_path_factory):
     os.remove(root / "spm.summary.json")
     vocabulary_size = spm_vocabulary_size(str(root / "spm.model"))
     write_pretraining_data(
-        str(root / "corpus" / "*.txt"),
-        str(root / "spm.model"),
-        str(root / "records"),
+        input=str(root / "corpus" / "*.txt"),
+        spm_model=str(root / "spm.model"),
+        output_dir=str(root / "records"),
         max_seq_length=32,
         max_predictions_per_seq=5,
         dupe_factor=2,

@@ -94,7 +94,12 @@ def prepare_records(
     for split, dupe, shards in (("train", dupe_factor, 2), ("heldout", 1, 1)):
         folder = out / "records" / split
         stats = write_pretraining_data(
-            corpus[split], spm_model, str(folder), dupe_factor=dupe, num_shards=shards, **settings
+            input=corpus[split],
+            spm_model=spm_model,
+            output_dir=str(folder),
+            dupe_factor=dupe,
+            num_shards=shards,
+            **settings,
         )
         examples[split] = stats.get("examples")
         files[split] = str(folder / "*.tfrecord")

@@ -72,9 +72,9 @@ def make_records(settings: dict, objectives, data_dir: str, log=print) -> dict:
         if not os.path.exists(stats_path):
             log(f"data: writing {name} records from {len(files)} file(s)")
             write_pretraining_data(
-                files,
-                settings["spm_model"],
-                folder,
+                input=files,
+                spm_model=settings["spm_model"],
+                output_dir=folder,
                 dupe_factor=dupe_factor,
                 sentence_objective=objective,
                 num_shards=shards,

@@ -78,9 +78,9 @@ def _same_stats(local, beam):
 def test_beam_writes_the_local_writers_bytes(settings, mode, shared_data, tmp_path):
     inputs = [shared_data / book for book in BOOKS]
     local = write_pretraining_data(
-        [str(p) for p in inputs],
-        str(shared_data / SPM),
-        str(tmp_path / "local"),
+        input=[str(p) for p in inputs],
+        spm_model=str(shared_data / SPM),
+        output_dir=str(tmp_path / "local"),
         progress=False,
         **SETTINGS,
         **settings,
@@ -106,9 +106,9 @@ def test_bad_input_is_skipped_and_counted_as_locally(shared_data, tmp_path):
     (corpus / "e_corrupt.txt.gz").write_bytes(gzip.compress(book[:200_000])[:30_000])
     settings = {**SETTINGS, "dupe_factor": 1}
     local = write_pretraining_data(
-        str(corpus / "*"),
-        str(shared_data / SPM),
-        str(tmp_path / "local"),
+        input=str(corpus / "*"),
+        spm_model=str(shared_data / SPM),
+        output_dir=str(tmp_path / "local"),
         progress=False,
         **settings,
     )
@@ -162,7 +162,11 @@ def test_record_makers_keep_freed_memory_when_the_command_line_runs_them(
         assert main([*arguments, "--runner", "DirectRunner"]) == 0
     else:
         write_pretraining_data_beam(
-            str(corpus), str(shared_data / SPM), str(tmp_path / "out"), progress=False, **settings
+            input=str(corpus),
+            spm_model=str(shared_data / SPM),
+            output_dir=str(tmp_path / "out"),
+            progress=False,
+            **settings,
         )
     assert json.loads((tmp_path / "out" / "stats.json").read_text())["examples"] > 0
     assert (len(calls) > 0) == through_command_line

@@ -60,9 +60,9 @@ def _shard_bytes(folder):
 def reference_run(shared_data, tmp_path_factory):
     folder = tmp_path_factory.mktemp("reference_run")
     stats = write_pretraining_data(
-        str(shared_data / "reference/gutenberg_sentences.txt"),
-        str(shared_data / SPM),
-        str(folder),
+        input=str(shared_data / "reference/gutenberg_sentences.txt"),
+        spm_model=str(shared_data / SPM),
+        output_dir=str(folder),
         max_seq_length=128,
         dupe_factor=1,
         num_shards=2,
@@ -238,9 +238,9 @@ def test_stats_json_counts_what_was_read_and_written(reference_run, records):
 def book_run(shared_data, tmp_path_factory):
     folder = tmp_path_factory.mktemp("book_run")
     stats = write_pretraining_data(
-        str(shared_data / BOOK),
-        str(shared_data / SPM),
-        str(folder),
+        input=str(shared_data / BOOK),
+        spm_model=str(shared_data / SPM),
+        output_dir=str(folder),
         progress=False,
         **BOOK_SETTINGS,
     )
@@ -250,7 +250,10 @@ def book_run(shared_data, tmp_path_factory):
 def _book(shared_data, folder, **overrides):
     settings = {**BOOK_SETTINGS, "progress": False, **overrides}
     return write_pretraining_data(
-        str(shared_data / BOOK), str(shared_data / SPM), str(folder), **settings
+        input=str(shared_data / BOOK),
+        spm_model=str(shared_data / SPM),
+        output_dir=str(folder),
+        **settings,
     )
 
 
@@ -549,9 +552,13 @@ def test_bad_files_beside_good_ones_are_skipped_and_named(shared_data, tmp_path)
     (folder / "binary.txt").write_bytes(b"\x00" * 100)
     (folder / "empty.txt").write_bytes(b"")
     stats = write_pretraining_data(
-        str(folder / "*.txt"), str(shared_data / SPM), str(tmp_path / "out"),
-        max_seq_length=128, dupe_factor=1, progress=False,
-    )  # fmt: skip
+        input=str(folder / "*.txt"),
+        spm_model=str(shared_data / SPM),
+        output_dir=str(tmp_path / "out"),
+        max_seq_length=128,
+        dupe_factor=1,
+        progress=False,
+    )
     assert stats["examples"] > 300 and stats["input"]["files_read"] == 2
     skipped = stats["input"]["skipped"]
     assert list(skipped["binary_file"]) == [str(folder / "binary.txt")]

@@ -28,10 +28,17 @@ def writer_run(tmp_path_factory, tiny_spm):
     _corpus(root / "corpus")
     (root / "corpus" / "loop").symlink_to(root / "corpus" / "loop")  # skipped, and counted
     stats = write_pretraining_data(
-        str(root / "corpus" / "*"), str(tiny_spm), str(root / "records"), max_seq_length=32,
-        max_predictions_per_seq=5, dupe_factor=2, num_shards=2, paragraphs_per_document=4,
-        group_chars=200, progress=False,
-    )  # fmt: skip
+        input=str(root / "corpus" / "*"),
+        spm_model=str(tiny_spm),
+        output_dir=str(root / "records"),
+        max_seq_length=32,
+        max_predictions_per_seq=5,
+        dupe_factor=2,
+        num_shards=2,
+        paragraphs_per_document=4,
+        group_chars=200,
+        progress=False,
+    )
     return root / "records", stats
 
 
@@ -163,15 +170,21 @@ def test_a_failed_resume_keeps_what_it_can_resume_from(tmp_path, tiny_spm, monke
 
     monkeypatch.setattr(shard_worker, "make_records", failing)
     with pytest.raises(OSError, match="disk on fire"):
-        write_pretraining_data(corpus, str(tiny_spm), str(tmp_path / "out"), **settings)
+        write_pretraining_data(
+            input=corpus, spm_model=str(tiny_spm), output_dir=str(tmp_path / "out"), **settings
+        )
     monkeypatch.undo()
     partials = sorted(os.listdir(tmp_path / "out" / ".albert_progress"))
     assert [n for n in partials if n.endswith(".partial")] == [
         "pretraining-00000-of-00002.tfrecord.partial",
         "pretraining-00001-of-00002.tfrecord.partial",
     ]
-    resumed = write_pretraining_data(corpus, str(tiny_spm), str(tmp_path / "out"), **settings)
-    fresh = write_pretraining_data(corpus, str(tiny_spm), str(tmp_path / "fresh"), **settings)
+    resumed = write_pretraining_data(
+        input=corpus, spm_model=str(tiny_spm), output_dir=str(tmp_path / "out"), **settings
+    )
+    fresh = write_pretraining_data(
+        input=corpus, spm_model=str(tiny_spm), output_dir=str(tmp_path / "fresh"), **settings
+    )
     for name in fresh["shards"]:
         assert (tmp_path / "out" / name).read_bytes() == (tmp_path / "fresh" / name).read_bytes()
     assert resumed["examples"] == fresh["examples"] > 0

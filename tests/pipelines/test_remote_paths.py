@@ -87,16 +87,16 @@ def test_the_beam_pipeline_reads_and_writes_remote_paths(corpus, shared_data, tm
     shutil.copy(shared_data / SPM, tmp_path / "spm.model")
     settings = {"max_seq_length": 128, "dupe_factor": 1, "num_shards": 2, "group_chars": 1 << 15}
     local = write_pretraining_data(
-        str(corpus / "*"),
-        str(shared_data / SPM),
-        str(tmp_path / "local"),
+        input=str(corpus / "*"),
+        spm_model=str(shared_data / SPM),
+        output_dir=str(tmp_path / "local"),
         progress=False,
         **settings,
     )
     remote = write_pretraining_data_beam(
-        f"{PREFIX}{corpus}/*",
-        f"{PREFIX}{tmp_path}/spm.model",
-        f"{PREFIX}{tmp_path}/remote",
+        input=f"{PREFIX}{corpus}/*",
+        spm_model=f"{PREFIX}{tmp_path}/spm.model",
+        output_dir=f"{PREFIX}{tmp_path}/remote",
         progress=False,
         **settings,
     )

@@ -66,9 +66,9 @@ def test_packing_needs_the_none_objective(shared_data, tmp_path, capsys):
 
 def _write(shared_data, folder, **settings):
     return write_pretraining_data(
-        str(shared_data / BOOKS),
-        str(shared_data / SPM),
-        str(folder),
+        input=str(shared_data / BOOKS),
+        spm_model=str(shared_data / SPM),
+        output_dir=str(folder),
         max_seq_length=SEQ,
         dupe_factor=1,
         num_shards=1,

@@ -201,7 +201,11 @@ def test_beam_writes_the_local_writers_bytes_on_a_tie_corpus(shared_data, tmp_pa
     settings = {"max_seq_length": 64, "num_shards": 2, "group_chars": 1 << 14, "dupe_factor": 1}
     spm_model = str(shared_data / SPM)
     local = write_pretraining_data(
-        str(corpus), spm_model, str(tmp_path / "local"), progress=False, **settings
+        input=str(corpus),
+        spm_model=spm_model,
+        output_dir=str(tmp_path / "local"),
+        progress=False,
+        **settings,
     )
     arguments = ["--input", str(corpus), "--spm_model", spm_model, "--quiet"]
     arguments += ["--output_dir", str(tmp_path / "beam")]

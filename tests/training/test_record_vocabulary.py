@@ -25,9 +25,15 @@ def records(tmp_path_factory, tiny_spm):
     text = "\n\n".join(" ".join(SENTENCES[i % 3 :] + SENTENCES[: i % 3]) for i in range(60))
     (root / "corpus" / "a.txt").write_text(text + "\n")
     write_pretraining_data(
-        str(root / "corpus" / "*.txt"), str(tiny_spm), str(root / "records"), max_seq_length=32,
-        max_predictions_per_seq=5, num_shards=1, paragraphs_per_document=4, progress=False,
-    )  # fmt: skip
+        input=str(root / "corpus" / "*.txt"),
+        spm_model=str(tiny_spm),
+        output_dir=str(root / "records"),
+        max_seq_length=32,
+        max_predictions_per_seq=5,
+        num_shards=1,
+        paragraphs_per_document=4,
+        progress=False,
+    )
     other = train_tiny_sentencepiece(root / "other", vocab_size=40, model_type="char")
     return {
         "glob": str(root / "records" / "*.tfrecord"),
