@@ -20,16 +20,22 @@ The visit (3) is sequential by nature, so it is one `tf.while_loop` step per vis
 step vectorized over the whole batch and everything that does not depend on earlier steps computed
 before the loop. The loop ends as soon as every example has met its budget, which takes a few
 dozen steps whatever the sequence length; the random order comes from draws with replacement (see
-`_first_draws`), so no example sorts T keys.
+`pipelines.masking_spans.first_draws`), so no example sorts T keys.
 
 Speed (the reader's goal is 20,000 examples/s per core at seq 512): the parts without a random op
 are compiled by XLA, which fuses their element-wise work and runs the loop without TF's per-step
 executor cost; every draw is a TF stateless op outside them, keyed by the `seed` passed in, so a
 batch and a seed give the same masks on every run and machine. Compiling is paid once, at the
 first batch (`benchmarks/first_batch.py` times it).
+
+Here: the draws and the steps in order; steps 1 to 3 without their draws are in
+`pipelines.masking_spans`, the per-row tensor steps they share in `pipelines.masking_rows`.
 """
 
 import tensorflow as tf
+
+from pipelines.masking_rows import gather_rows, write_rows, xla_compiled
+from pipelines.masking_spans import first_draws, greedy_visit, spans_to_ranks, word_structure
 
 # ALBERT's ids (<pad>=0, <unk>=1, [CLS]=2, [SEP]=3, [MASK]=4; replacements from 5 on).
 from pipelines.special_tokens import CLS_ID, FIRST_NORMAL_ID, MASK_ID, PAD_ID, SEP_ID
@@ -45,55 +51,10 @@ __all__ = [
     "restore_original_tokens",
 ]
 
-# Compiled by XLA, traced as written: the functions below branch and loop only on Python values
-# (the loop on tensors is an explicit `tf.while_loop`), so AutoGraph has nothing to convert, yet
-# converting them and every helper they call (parsing and rewriting their source) cost ~0.7
-# CPU-s of the reader's time to its first dynamically masked batch (benchmarks/first_batch.py).
-_xla = tf.function(jit_compile=True, autograph=False)
 
-
-def _gather_rows(values: tf.Tensor, index: tf.Tensor) -> tf.Tensor:
-    """`values[b, index[b, ...]]` for (B, W) values: one flat gather, cheaper than batch_dims."""
-    width = values.shape[1]
-    offsets = tf.reshape(tf.range(tf.shape(values)[0]) * width, [-1] + [1] * (index.shape.rank - 1))
-    return tf.gather(tf.reshape(values, [-1]), index + offsets)
-
-
-def _write_rows(values: tf.Tensor, positions: tf.Tensor, updates: tf.Tensor, use: tf.Tensor):
-    """`values[b, positions[b, i]] = updates[b, i]` where `use[b, i]` (used positions distinct).
-
-    Adds the differences, so an unused slot adds 0 wherever it points (with plain updates a
-    duplicate index would leave the result undefined). Meant for XLA, which scatters in place.
-    """
-    positions = tf.cast(positions, tf.int32)
-    delta = tf.where(use, tf.cast(updates, values.dtype) - _gather_rows(values, positions), 0)
-    rows = tf.broadcast_to(tf.range(tf.shape(positions)[0])[:, None], tf.shape(positions))
-    return tf.tensor_scatter_nd_add(values, tf.stack([rows, positions], axis=-1), delta)
-
-
-def _running_counts(flags: list[tf.Tensor], block: int = 16) -> list[tf.Tensor]:
-    """Inclusive cumulative sums along axis 1 of (B, T) bool tensors, as int32.
-
-    Two small matmuls with triangular ones (within blocks of `block`, then across blocks), which
-    run faster than a `cumsum` on a CPU, in TF or XLA alike. Exact: float32 holds every count up
-    to 2**24.
-    """
-    batch_size, width = tf.shape(flags[0])[0], flags[0].shape[1]
-    padding = -width % block
-    num_blocks = (width + padding) // block
-    stacked = tf.pad(tf.cast(tf.stack(flags), tf.float32), [[0, 0], [0, 0], [0, padding]])
-    within = tf.linalg.band_part(tf.ones([block, block]), 0, -1)
-    counts = tf.matmul(tf.reshape(stacked, [-1, block]), within)
-    counts = tf.reshape(counts, [len(flags) * batch_size, num_blocks, block])
-    earlier_blocks = tf.linalg.band_part(tf.ones([num_blocks, num_blocks]), 0, -1)
-    offsets = tf.matmul(counts[:, :, -1], earlier_blocks - tf.eye(num_blocks))
-    counts = tf.reshape(counts + offsets[:, :, None], [len(flags), batch_size, -1])
-    return tf.unstack(tf.cast(counts[:, :, :width], tf.int32))
-
-
-@_xla
+@xla_compiled
 def _restore(input_ids, masked_lm_positions, masked_lm_ids, masked_lm_weights):
-    return _write_rows(input_ids, masked_lm_positions, masked_lm_ids, masked_lm_weights > 0)
+    return write_rows(input_ids, masked_lm_positions, masked_lm_ids, masked_lm_weights > 0)
 
 
 def restore_original_tokens(
@@ -127,6 +88,9 @@ def restore_original_tokens(
     )
 
 
+# === Steps 3 and 4: the draws, and the compiled steps run on them ===
+
+
 def _ngram_lengths(shape, seed: tf.Tensor, max_ngram: int) -> tf.Tensor:
     """Draws n in [1, max_ngram] with p proportional to 1/n (the official `pvals`)."""
     weights = [1.0 / n for n in range(1, max_ngram + 1)]
@@ -135,158 +99,65 @@ def _ngram_lengths(shape, seed: tf.Tensor, max_ngram: int) -> tf.Tensor:
     return 1 + tf.reduce_sum(tf.cast(draws[..., None] >= cdf, tf.int32), axis=-1)
 
 
-# === Compiled by XLA (no random op inside) ===
+def _choose_spans(shape, num_slots, max_ngram, seeds, candidates_so_far, words_cum, num_words,
+                  budget):  # fmt: skip
+    """Step 3: the greedy visit over words in a random order; returns `(lo, hi, num_spans)`.
 
-
-@_xla
-def _word_structure(input_ids, input_mask, token_boundary, special_ids, max_ngram, prob, slots):
-    """Words and budgets (steps 1 and 2 of the module docstring).
-
-    Returns:
-        `candidates_so_far` (B, T): candidates up to and including each position;
-        `words_cum` (B, T + max_ngram + 1): rank of each word's first token among the example's
-        candidates, `num_candidates` past the last word (so an n-gram running past it is cut
-        there, and no index into it clips); `num_words` (B,); `budget` (B,).
+    `shape` is (B, T); `seeds` four stateless seeds; the rest as `word_structure` returns them.
     """
-    batch_size, seq_length = tf.shape(input_ids)[0], input_ids.shape[1]
-    real = tf.cast(input_mask, tf.bool)
-    candidate = real
-    for special in special_ids:
-        candidate &= tf.not_equal(input_ids, special)
-    boundary_start = candidate & (tf.cast(token_boundary, tf.int32) > 0)
-    candidates_so_far, starts_so_far = _running_counts([candidate, boundary_start])
-    # The first candidate starts a word even without a boundary (`cand_indexes` does so): then
-    # every word id moves up by one.
-    unmarked_first = tf.reduce_any(candidate & tf.equal(starts_so_far, 0), axis=1)
-    word_id = starts_so_far - 1 + tf.cast(unmarked_first, tf.int32)[:, None]
-    num_words, num_candidates = word_id[:, -1] + 1, candidates_so_far[:, -1]
-    width = seq_length + max_ngram + 1
-    rows = tf.range(batch_size)[:, None]
-    words_cum = tf.math.unsorted_segment_min(
-        candidates_so_far - 1,
-        tf.where(candidate, rows * width + word_id, batch_size * width),
-        batch_size * width + 1,
-    )[:-1]
-    words_cum = tf.where(
-        tf.range(width)[None, :] < num_words[:, None],
-        tf.reshape(words_cum, [batch_size, width]),
-        num_candidates[:, None],
+    batch_size, seq_length = shape
+    # 2P + 8 draws give nearly every example enough distinct words to meet its budget (about 20
+    # are visited at P=20); the rare rest go on over a random order of the words not visited.
+    num_draws = 2 * num_slots + 8
+    draws = tf.random.stateless_uniform([batch_size, num_draws], seed=seeds[0])
+    words, first = first_draws(draws, num_words)
+    ngram = _ngram_lengths([batch_size, num_draws], seeds[1], max_ngram)
+    no_spans = tf.zeros([batch_size, num_slots], tf.int32)
+    no_masks = tf.zeros([batch_size], tf.int32)
+    spans = greedy_visit(
+        words, first, ngram, max_ngram, words_cum, budget, (no_spans, no_spans, no_masks, no_masks)
     )
-    # Round half to even on float64, so budgets match Python's round() in the official code.
-    num_tokens = tf.cast(tf.reduce_sum(tf.cast(real, tf.int32), axis=1), tf.float64)
-    budget = tf.minimum(slots, tf.maximum(1, tf.cast(tf.round(num_tokens * prob), tf.int32)))
-    return candidates_so_far, words_cum, num_words, budget
+    num_visited = tf.reduce_sum(tf.cast(first, tf.int32), axis=1)
+
+    def visit_the_rest():
+        positions = tf.range(seq_length)[None, :]
+        visited = write_rows(tf.zeros_like(candidates_so_far), words, tf.ones_like(words), first)
+        keys = tf.random.stateless_uniform([batch_size, seq_length], seed=seeds[2])
+        keys = tf.where((visited > 0) | (positions >= num_words[:, None]), 2.0, keys)
+        rest = tf.argsort(keys, axis=1)
+        rest_first = positions < (num_words - num_visited)[:, None]
+        rest_ngram = _ngram_lengths([batch_size, seq_length], seeds[3], max_ngram)
+        return greedy_visit(rest, rest_first, rest_ngram, max_ngram, words_cum, budget, spans)
+
+    unfinished = tf.reduce_any((spans[3] < budget) & (num_visited < num_words))
+    lo, hi, num_spans, _ = tf.cond(unfinished, visit_the_rest, lambda: spans)
+    return lo, hi, num_spans
 
 
-@_xla
-def _first_draws(draws: tf.Tensor, num_words: tf.Tensor):
-    """Words drawn uniformly with replacement, and which draws are a word's first.
-
-    In order of first draw the words are the start of a uniformly random permutation, as the
-    official `rng.shuffle`, without sorting T keys per example; a repeated draw is a no-op step.
-
-    Args:
-        draws: float (B, S). Uniform in [0, 1).
-        num_words: int (B,).
-
-    Returns:
-        `(words, first)`: int (B, S) and bool (B, S).
-    """
-    num_draws = draws.shape[1]
-    words = tf.minimum(
-        tf.cast(draws * tf.cast(num_words[:, None], tf.float32), tf.int32),
-        tf.maximum(num_words[:, None] - 1, 0),
+def _replacement_draws(shape, seeds, first_random_id: int, vocabulary_size: int):
+    """Step 4's draws for (B, P) slots: two uniforms (as the official code) and random ids."""
+    first_draw = tf.random.stateless_uniform(shape, seed=seeds[0])
+    second_draw = tf.random.stateless_uniform(shape, seed=seeds[1])
+    random_ids = tf.random.stateless_uniform(
+        shape,
+        seed=tf.random.experimental.stateless_fold_in(seeds[1], 1),
+        minval=first_random_id,
+        maxval=vocabulary_size,
+        dtype=tf.int32,
     )
-    earlier = tf.range(num_draws)[:, None] > tf.range(num_draws)[None, :]
-    repeat = tf.reduce_any(tf.equal(words[:, :, None], words[:, None, :]) & earlier, axis=2)
-    return words, ~repeat & (num_words[:, None] > 0)
+    return first_draw, second_draw, random_ids
 
 
-@_xla
-def _greedy_visit(words, first, ngram, max_ngram, words_cum, budget, spans):
-    """Runs the official greedy over `words` where `first`, one visited word per loop step.
-
-    Spans are kept as ranges of candidate ranks (the i-th candidate token of an example has rank
-    i), which words partition, so touching a masked word is overlapping a taken range. At most P
-    spans are taken, so the loop state is a few (B, P) tensors, not a (B, T) map that every
-    step would copy.
-
-    Args:
-        words: int (B, S). Words in visiting order; steps where `first` (B, S) is False are
-            skipped (a word visited already, or past the row's words).
-        ngram: int (B, S). The n drawn at each step, at most `max_ngram`.
-        words_cum: int (B, C). See `_word_structure`.
-        budget: int (B,). Tokens to mask.
-        spans: `(lo, hi, num_spans, num_masked)`: the rank ranges [lo, hi) taken so far, (B, P)
-            each, how many (B,) and the tokens in them (B,).
-
-    Returns:
-        The new `spans`.
-    """
-    num_slots = spans[0].shape[1]
-    num_steps = words.shape[1]
-    # Everything that does not depend on earlier steps, time-major (one row read per step):
-    # bounds[..., 0] is where the anchor word starts, bounds[..., n] where its n-gram ends.
-    bounds = _gather_rows(words_cum, words[:, :, None] + tf.range(max_ngram + 1))
-    drawn = (tf.range(max_ngram) < ngram[:, :, None]) & first[:, :, None]
-    bounds, drawn = tf.transpose(bounds, [1, 0, 2]), tf.transpose(drawn, [1, 0, 2])
-    last_step = tf.reduce_max(tf.where(first, tf.range(1, num_steps + 1), 0), axis=1)
-    slot = tf.range(num_slots)[None, :]
-
-    def keep_visiting(step, lo, hi, num_spans, num_masked):
-        return (step < num_steps) & tf.reduce_any((num_masked < budget) & (step < last_step))
-
-    def visit(step, lo, hi, num_spans, num_masked):
-        start, ends = bounds[step][:, 0], bounds[step][:, 1:]
-        # The official loop shortens the drawn n-gram until it fits what is left of the budget;
-        # ends grow with n, so the n that fit are a prefix and the longest is their max.
-        fits = drawn[step] & (ends - start[:, None] <= (budget - num_masked)[:, None])
-        end = tf.reduce_max(tf.where(fits, ends, 0), axis=1)
-        overlaps = tf.reduce_any((lo < end[:, None]) & (start[:, None] < hi), axis=1)
-        take = fits[:, 0] & ~overlaps
-        into = tf.equal(slot, num_spans[:, None]) & take[:, None]
-        return (
-            step + 1,
-            tf.where(into, start[:, None], lo),
-            tf.where(into, end[:, None], hi),
-            num_spans + tf.cast(take, tf.int32),
-            num_masked + tf.where(take, end - start, 0),
-        )
-
-    return tf.while_loop(keep_visiting, visit, (tf.constant(0), *spans))[1:]
-
-
-@_xla
-def _spans_to_ranks(lo, hi, num_spans):
-    """Lists the ranks inside the spans in ascending order, padded with 0.
-
-    (B, P, P) comparisons rather than a sort: XLA fuses them, and its sort costs more.
-
-    Returns:
-        `(ranks, used)`: int (B, P) and bool (B, P).
-    """
-    num_slots = lo.shape[1]
-    slot = tf.range(num_slots)
-    length = tf.where(slot[None, :] < num_spans[:, None], hi - lo, 0)
-    # Tokens in the spans that start before each span: where its ranks go in the slot list.
-    before = tf.reduce_sum(tf.where(lo[:, None, :] < lo[:, :, None], length[:, None, :], 0), axis=2)
-    # inside[b, i, j]: slot i holds a rank of span j.
-    offset = slot[None, :, None] - before[:, None, :]
-    inside = (offset >= 0) & (offset < length[:, None, :])
-    ranks = tf.reduce_sum(tf.where(inside, lo[:, None, :] + offset, 0), axis=2)
-    return ranks, tf.reduce_any(inside, axis=2)
-
-
-@_xla
+@xla_compiled
 def _apply_masks(input_ids, positions, used, first_draw, second_draw, random_ids, mask_id):
     """Labels, and [MASK] (first_draw < 0.8) / kept / random ids written at the positions."""
-    labels = tf.where(used, _gather_rows(input_ids, positions), 0)
+    labels = tf.where(used, gather_rows(input_ids, positions), 0)
     replacement = tf.where(
         first_draw < 0.8,
         tf.cast(mask_id, input_ids.dtype),
         tf.where(second_draw < 0.5, labels, tf.cast(random_ids, input_ids.dtype)),
     )
-    return _write_rows(input_ids, positions, replacement, used), labels
+    return write_rows(input_ids, positions, replacement, used), labels
 
 
 # === Public ===
@@ -344,12 +215,9 @@ def mask_whole_word_ngrams(
             f"(they are drawn from [{first_random_id}, vocabulary_size))"
         )
     input_ids = tf.convert_to_tensor(input_ids)
-    dtype = input_ids.dtype
-    seq_length, num_slots = input_ids.shape[1], max_predictions_per_seq
-    batch_size = tf.shape(input_ids)[0]
+    batch_size, num_slots = tf.shape(input_ids)[0], max_predictions_per_seq
     seeds = tf.unstack(tf.random.experimental.stateless_split(seed, num=6))
-
-    candidates_so_far, words_cum, num_words, budget = _word_structure(
+    candidates_so_far, words_cum, num_words, budget = word_structure(
         input_ids,
         input_mask,
         token_boundary,
@@ -358,61 +226,31 @@ def mask_whole_word_ngrams(
         masked_lm_prob,
         num_slots,
     )
-
-    # === The greedy visit ===
-    # 2P + 8 draws give nearly every example enough distinct words to meet its budget (about 20
-    # are visited at P=20); the rare rest go on over a random order of the words not visited.
-    num_draws = 2 * num_slots + 8
-    draws = tf.random.stateless_uniform([batch_size, num_draws], seed=seeds[0])
-    words, first = _first_draws(draws, num_words)
-    ngram = _ngram_lengths([batch_size, num_draws], seeds[1], max_ngram)
-    no_spans = tf.zeros([batch_size, num_slots], tf.int32)
-    no_masks = tf.zeros([batch_size], tf.int32)
-    spans = _greedy_visit(
-        words, first, ngram, max_ngram, words_cum, budget, (no_spans, no_spans, no_masks, no_masks)
-    )
-    num_visited = tf.reduce_sum(tf.cast(first, tf.int32), axis=1)
-
-    def visit_the_rest():
-        positions = tf.range(seq_length)[None, :]
-        visited = _write_rows(tf.zeros_like(candidates_so_far), words, tf.ones_like(words), first)
-        keys = tf.random.stateless_uniform([batch_size, seq_length], seed=seeds[2])
-        keys = tf.where((visited > 0) | (positions >= num_words[:, None]), 2.0, keys)
-        rest = tf.argsort(keys, axis=1)
-        rest_first = positions < (num_words - num_visited)[:, None]
-        rest_ngram = _ngram_lengths([batch_size, seq_length], seeds[3], max_ngram)
-        return _greedy_visit(rest, rest_first, rest_ngram, max_ngram, words_cum, budget, spans)
-
-    unfinished = tf.reduce_any((spans[3] < budget) & (num_visited < num_words))
-    lo, hi, num_spans, _ = tf.cond(unfinished, visit_the_rest, lambda: spans)
+    lo, hi, num_spans = _choose_spans(
+        (batch_size, input_ids.shape[1]), num_slots, max_ngram, seeds[:4],
+        candidates_so_far, words_cum, num_words, budget,
+    )  # fmt: skip
 
     # === Prediction slots, sorted by position ===
-    ranks, slot_used = _spans_to_ranks(lo, hi, num_spans)
+    ranks, slot_used = spans_to_ranks(lo, hi, num_spans)
     # Rank r sits at the first position where more than r candidates have been seen.
     slot_positions = tf.where(slot_used, tf.searchsorted(candidates_so_far, ranks, side="right"), 0)
-
-    # 80% [MASK], 10% kept, 10% random, drawn per slot (two draws, as the official code).
-    first_draw = tf.random.stateless_uniform([batch_size, num_slots], seed=seeds[4])
-    second_draw = tf.random.stateless_uniform([batch_size, num_slots], seed=seeds[5])
-    random_ids = tf.random.stateless_uniform(
-        [batch_size, num_slots],
-        seed=tf.random.experimental.stateless_fold_in(seeds[5], 1),
-        minval=first_random_id,
-        maxval=vocabulary_size,
-        dtype=tf.int32,
-    )
     masked_ids, labels = _apply_masks(
-        input_ids, slot_positions, slot_used, first_draw, second_draw, random_ids, mask_id
+        input_ids,
+        slot_positions,
+        slot_used,
+        *_replacement_draws((batch_size, num_slots), seeds[4:], first_random_id, vocabulary_size),
+        mask_id,
     )
     masks = {
         "input_ids": masked_ids,
-        "masked_lm_positions": tf.cast(slot_positions, dtype),
+        "masked_lm_positions": tf.cast(slot_positions, input_ids.dtype),
         "masked_lm_ids": labels,
         "masked_lm_weights": tf.cast(slot_used, tf.float32),
     }
     if return_span_words:
         # Words whose first rank lies in [lo, hi); words_cum is sorted along each row.
-        first_ranks = words_cum[:, :seq_length]
+        first_ranks = words_cum[:, : input_ids.shape[1]]
         masks["masked_span_words"] = tf.where(
             tf.range(num_slots)[None, :] < num_spans[:, None],
             tf.searchsorted(first_ranks, hi) - tf.searchsorted(first_ranks, lo),
