@@ -1,9 +1,12 @@
-"""`albert-keras predict`: a saved classifier on a GLUE dev file or on lines of text.
+"""`albert-keras predict`: a saved classifier on a GLUE dev file or on lines of text; a saved
+question answerer on a SQuAD file or on JSON lines of questions.
 
     albert-keras predict --model sst2/model.keras --task SST-2 --glue_dir glue_data
     albert-keras predict --model sst2/model.keras --input reviews.txt --output reviews.jsonl
     printf 'a film I loved\\n' | albert-keras predict --model sst2/model.keras
     albert-keras predict --model mrpc/model.keras --input pairs.tsv --pairs
+    albert-keras predict --model squad_run/model.keras --input dev-v2.0.json
+    echo '{"question": "who?", "context": "..."}' | albert-keras predict --model squad_run/model.keras
 
 With `--task` it prints GLUE's metrics on the task's dev split(s) (and writes them as JSON to
 `--output`); otherwise it writes one JSON line per input line, in order (`{"label": 1,
@@ -11,6 +14,13 @@ With `--task` it prints GLUE's metrics on the task's dev split(s) (and writes th
 reads text through the preprocessor saved in it (as `finetune-glue` saves it): the same ids it
 was trained on and that its exported SavedModel serves. A classifier saved without one (before
 `finetune-glue` saved it) needs `--spm_model` (and `--sequence_length`, its fine-tuning length).
+
+A question answerer (`finetune-squad`'s `model.keras`) reads a SQuAD JSON file (its official
+EM/F1 are printed when it has answers, for 2.0 at the no-answer threshold that maximizes F1 on
+it, unless `--null_threshold` is given; `--output` gets the official `predictions.json`) or JSON
+lines `{"question": ..., "context": ...}` (one `{"answer": ..., "null_odds": ...}` line each).
+An `--spm_model` given with a model that carries its vocabulary must be that vocabulary (the
+same sha256), else it is refused.
 """
 
 from __future__ import annotations
@@ -25,16 +35,24 @@ from albert_keras_cli.finetune_glue import TASKS
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Adds the `predict` flags to `parser`."""
-    parser.description = "Score a saved classifier on a GLUE dev file, or predict lines of text."
+    parser.description = (
+        "Score a saved classifier on a GLUE dev file, or predict lines of text; answer the "
+        "questions of a SQuAD file or of JSON lines with a saved question answerer."
+    )
     parser.add_argument(
-        "--model", required=True, help="an AlbertClassifier .keras (finetune-glue's model.keras)"
+        "--model",
+        required=True,
+        help="an AlbertClassifier or AlbertQuestionAnswerer .keras (finetune-glue's or "
+        "finetune-squad's model.keras)",
     )
     parser.add_argument(
         "--task", help=f"score on this GLUE task's dev split(s): one of {', '.join(TASKS)}"
     )
     parser.add_argument("--glue_dir", help="with --task: GLUE's download (GLUE_DIR/SST-2/dev.tsv)")
     parser.add_argument(
-        "--input", help="a UTF-8 text file, one example per line ; none: stdin ('-' too)"
+        "--input",
+        help="a UTF-8 text file, one example per line; for a question answerer a SQuAD JSON "
+        'file or JSON lines {"question": ..., "context": ...}; none: stdin (\'-\' too)',
     )
     parser.add_argument(
         "--pairs", action="store_true", help="each input line is TEXT_A<tab>TEXT_B (pair tasks)"
@@ -59,6 +77,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="with --spm_model: the length it was fine-tuned at; none: the model's "
         "max_sequence_length",
     )
+    squad = parser.add_argument_group("question answering (a finetune-squad model)")
+    squad.add_argument(
+        "--doc_stride", type=int, default=128, help="pieces between two windows of a context"
+    )
+    squad.add_argument("--max_query_length", type=int, default=64, help="question pieces kept")
+    squad.add_argument(
+        "--max_answer_length", type=int, default=30, help="longest answer, in pieces"
+    )
+    squad.add_argument(
+        "--null_threshold",
+        type=float,
+        help="SQuAD 2.0: answer '' where the no-answer score is above it; none: a SQuAD file "
+        "with answers uses the F1-best threshold, other questions always get a span",
+    )
 
 
 def check_arguments(args: argparse.Namespace) -> None:
@@ -69,8 +101,9 @@ def check_arguments(args: argparse.Namespace) -> None:
         raise ValueError(f"--model {args.model} is a folder: give the .keras file")
     if not os.path.isfile(args.model):
         raise FileNotFoundError(f"--model {args.model}: no such file")
-    if args.batch_size <= 0:
-        raise ValueError(f"--batch_size must be positive, got {args.batch_size}")
+    for flag in ("batch_size", "doc_stride", "max_query_length", "max_answer_length"):
+        if getattr(args, flag) <= 0:
+            raise ValueError(f"--{flag} must be positive, got {getattr(args, flag)}")
     if args.spm_model is not None:
         if os.path.isdir(args.spm_model):
             raise ValueError(f"--spm_model {args.spm_model} is a folder: give the .model file")
@@ -107,17 +140,22 @@ def check_arguments(args: argparse.Namespace) -> None:
 def run(args: argparse.Namespace) -> int:
     """Loads the model, predicts, writes; errors raise ValueError / FileNotFoundError."""
     from albert_keras.convert import load_any_model
+
+    check_arguments(args)  # again: main() runs it first, a caller of run() may not
+    name = "stdin" if args.input in (None, "-") else args.input
+    data = None if args.task else _read_bytes(args.input)
+    model = load_any_model(args.model)
+    _check_vocabulary(model, args)
+    if getattr(model, "head", None) in ("simple", "v2"):  # an AlbertQuestionAnswerer
+        from albert_keras_cli.predict_squad import run_squad
+
+        return run_squad(model, args, data, name)
     from albert_keras.serving.text_predictions import (
         check_text_classifier,
         predict_texts,
         score_glue_dev,
     )
 
-    check_arguments(args)  # again: main() runs it first, a caller of run() may not
-    texts = None if args.task else read_lines(args.input, args.pairs)
-    model = load_any_model(args.model)
-    if args.spm_model:
-        _attach_preprocessor(model, args)
     check_text_classifier(model, args.model)
     if args.task:
         scores = score_glue_dev(model, args.task, args.glue_dir, args.batch_size)
@@ -125,13 +163,13 @@ def run(args: argparse.Namespace) -> int:
             metrics = ", ".join(f"{k} {v:.4f}" for k, v in entry["metrics"].items())
             print(f"{scores['task']} {split} ({entry['num_examples']} examples): {metrics}")
         if args.output:
-            _write(args.output, json.dumps({"model": args.model, **scores}, indent=2) + "\n")
+            write_output(args.output, json.dumps({"model": args.model, **scores}, indent=2) + "\n")
         return 0
-    texts_a, texts_b = texts
+    texts_a, texts_b = split_lines(data, name, args.pairs)
     predictions = predict_texts(model, texts_a, texts_b, args.batch_size)
     lines = "".join(json.dumps(p, ensure_ascii=False) + "\n" for p in predictions)
     if args.output:
-        _write(args.output, lines)
+        write_output(args.output, lines)
         print(f"{len(predictions)} predictions -> {args.output}", file=sys.stderr)
     else:
         sys.stdout.write(lines)
@@ -151,17 +189,13 @@ def read_lines(path: str | None, pairs: bool) -> tuple[list[str], list[str] | No
     (['a film I loved', 'meh'], None)
     """
     name = "stdin" if path in (None, "-") else path
-    if path in (None, "-"):
-        data = sys.stdin.buffer.read()
-    else:
-        with open(path, "rb") as file:
-            data = file.read()
+    return split_lines(_read_bytes(path), name, pairs)
+
+
+def split_lines(data: bytes, name: str, pairs: bool) -> tuple[list[str], list[str] | None]:
+    """`read_lines` of bytes already read from `name`."""
     texts_a, texts_b = [], []
-    for number, raw in enumerate(data.splitlines(), start=1):
-        try:
-            line = raw.decode("utf-8")
-        except UnicodeDecodeError as error:
-            raise ValueError(f"{name} line {number}: not UTF-8 ({error.reason})") from None
+    for number, line in decoded_lines(data, name):
         if pairs:
             fields = line.split("\t")
             if len(fields) != 2:
@@ -176,15 +210,45 @@ def read_lines(path: str | None, pairs: bool) -> tuple[list[str], list[str] | No
     return texts_a, texts_b if pairs else None
 
 
+def decoded_lines(data: bytes, name: str):
+    """`(line number, text)` of each line; one that is not UTF-8 is a ValueError naming it."""
+    for number, raw in enumerate(data.splitlines(), start=1):
+        try:
+            yield number, raw.decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise ValueError(f"{name} line {number}: not UTF-8 ({error.reason})") from None
+
+
+def _read_bytes(path: str | None) -> bytes:
+    if path in (None, "-"):
+        return sys.stdin.buffer.read()
+    with open(path, "rb") as file:
+        return file.read()
+
+
+def _check_vocabulary(model, args: argparse.Namespace) -> None:
+    """`--spm_model` against the vocabulary the model carries (refused when another), or given
+    to a model saved without one (said in one line: nothing could be checked)."""
+    from pipelines.vocabulary_identity import check_model_vocabulary
+
+    if args.spm_model is None:
+        return
+    if getattr(model, "preprocessor", None) is not None:
+        check_model_vocabulary(model, args.model, args.spm_model)
+        if args.sequence_length is not None:
+            raise ValueError(
+                f"--sequence_length: {args.model} carries its own sequence length "
+                f"({model.preprocessor.sequence_length}): drop --sequence_length"
+            )
+        return
+    print(check_model_vocabulary(model, args.model, args.spm_model), file=sys.stderr)
+    _attach_preprocessor(model, args)
+
+
 def _attach_preprocessor(model, args: argparse.Namespace) -> None:
-    """Gives a classifier saved without a preprocessor the one GLUE fine-tuning uses."""
+    """Gives a model saved without a preprocessor the one fine-tuning uses."""
     from albert_keras.preprocessing import AlbertPreprocessor, AlbertTokenizer
 
-    if getattr(model, "preprocessor", None) is not None:
-        raise ValueError(
-            f"--spm_model: {args.model} carries its own preprocessor (vocabulary and sequence "
-            "length): drop --spm_model and --sequence_length"
-        )
     backbone = getattr(model, "backbone", None)
     if backbone is None:
         raise ValueError(f"{args.model}: {type(model).__name__} is not an AlbertClassifier")
@@ -193,7 +257,8 @@ def _attach_preprocessor(model, args: argparse.Namespace) -> None:
     model.preprocessor = AlbertPreprocessor(tokenizer, length)
 
 
-def _write(path: str, text: str) -> None:
+def write_output(path: str, text: str) -> None:
+    """Writes `text` to `path` atomically, making its folder."""
     from pipelines import atomic_write
 
     # A new folder for the output is made, as `--output_dir` folders are; nothing else is touched.

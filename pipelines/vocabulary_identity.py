@@ -105,3 +105,53 @@ def check_same_vocabulary(
             f"{model_name} has {model_vocabulary_size} ids, but the records were written with a "
             f"{size}-piece vocabulary ({stats_name}: {recorded})"
         )
+
+
+def model_vocabulary_sha256(model) -> str | None:
+    """The vocabulary sha256 a loaded model carries (its preprocessor's tokenizer records it in
+    the `.keras` config), or None for a model saved without one.
+
+    Args:
+        model: a loaded Keras model (or anything: no attribute, no hash).
+
+    Example:
+    >>> model_vocabulary_sha256(object()) is None
+    True
+    """
+    tokenizer = getattr(getattr(model, "preprocessor", None), "tokenizer", None)
+    return getattr(tokenizer, "vocabulary_sha256", None)
+
+
+def check_model_vocabulary(
+    model, model_name: str, spm_model: str, vocabulary_name: str = "--spm_model"
+) -> str | None:
+    """Refuses a SentencePiece model that is not the one a saved model was fine-tuned with.
+
+    Args:
+        model: the loaded model.
+        model_name: str. How the message names it (its path).
+        spm_model: str. The `.model` file given with it.
+        vocabulary_name: str. How the message names the flag.
+
+    Returns:
+        None when the hashes agree; for a model that carries no hash (saved before models
+        carried one, or with no preprocessor) the one line to print: nothing was checked.
+
+    Raises:
+        ValueError: one line naming both files and both hashes.
+
+    Example:
+    >>> check_model_vocabulary(object(), "old.keras", "spm.model")
+    'old.keras carries no vocabulary sha256 (saved without one): --spm_model spm.model is not checked against it'
+    """
+    recorded = model_vocabulary_sha256(model)
+    given = f"{vocabulary_name} {spm_model}"
+    if recorded is None:
+        return f"{model_name} carries no vocabulary sha256 (saved without one): {given} is not checked against it"  # fmt: skip
+    sha256 = file_sha256(spm_model)
+    if sha256 != recorded:
+        raise ValueError(
+            f"{given} (sha256 {sha256[:SHORT]}) is not the vocabulary {model_name} was trained "
+            f"with (sha256 {recorded[:SHORT]}): give that one"
+        )
+    return None

@@ -36,6 +36,9 @@ class AlbertQuestionAnswerer(AlbertTask, keras.Model):
         start_n_top: int. v2: start pieces kept at inference (official 5).
         end_n_top: int. v2: end pieces per start at inference (official 5).
         dropout: float. v2: dropout before the answerability logit (official 0.1).
+        preprocessor: `AlbertPreprocessor` or None. The vocabulary (and its sha256) and the
+            sequence length the answerer was fine-tuned with: saved with it, so a loaded model
+            answers questions on text (`albert_keras.squad.answer_questions`).
         **kwargs: passed to `keras.Model` (e.g. `name`).
 
     Example:
@@ -51,7 +54,18 @@ class AlbertQuestionAnswerer(AlbertTask, keras.Model):
     ((4, 8), (4, 8))
     """
 
-    def __init__(self, backbone, head="simple", start_n_top=5, end_n_top=5, dropout=0.1, **kwargs):
+    nested_objects = ("backbone", "preprocessor")
+
+    def __init__(
+        self,
+        backbone,
+        head="simple",
+        start_n_top=5,
+        end_n_top=5,
+        dropout=0.1,
+        preprocessor=None,
+        **kwargs,
+    ):
         if head not in HEADS:
             raise ValueError(f"head={head!r}: choose one of {', '.join(HEADS)}")
         check_positive(start_n_top=start_n_top, end_n_top=end_n_top)
@@ -61,6 +75,7 @@ class AlbertQuestionAnswerer(AlbertTask, keras.Model):
 
         # === Layers ===
         self.backbone = backbone
+        self.preprocessor = preprocessor
         self.span_head = None
         self.v2_head = None
         if head == "simple":
@@ -99,6 +114,16 @@ class AlbertQuestionAnswerer(AlbertTask, keras.Model):
         'v2'
         """
         return get_preset_loader(preset).task_from_preset(cls, preset, head=head, **kwargs)
+
+    def _takes_text(self, x) -> bool:
+        # A question needs windows over its context and its answer mapped back to characters,
+        # which a batch-wise `preprocessor` map cannot do: text goes through answer_questions.
+        if getattr(self, "preprocessor", None) is not None and super()._takes_text(x):
+            raise ValueError(
+                "AlbertQuestionAnswerer takes token ids; to answer questions on text use "
+                "albert_keras.squad.answer_questions(model, questions, contexts)"
+            )
+        return False
 
     def build(self, input_shape=None):
         if self.span_head is not None:

@@ -1,5 +1,7 @@
 """AlbertTokenizer: the official text normalization, then SentencePiece, as a Keras layer."""
 
+import hashlib
+import itertools
 import re
 
 import keras
@@ -46,6 +48,10 @@ class AlbertTokenizer(keras_hub.tokenizers.SentencePieceTokenizer):
         lowercase: bool or None. Lower-case the text; `None` decides from the vocabulary:
             lower-case when no ordinary piece holds a capital letter A-Z (ALBERT's release).
         sequence_length: int or None. Pad / cut the ids to this length (keras-hub's argument).
+        vocabulary_sha256: str or None. The sha256 of the `.model` file this tokenizer was
+            saved with (its config holds it, so the vocabulary's identity travels in every
+            saved model; `pipelines.vocabulary_identity`). When given, a vocabulary whose bytes
+            hash otherwise is refused; None: taken from the vocabulary.
         **kwargs: passed to `keras_hub.tokenizers.SentencePieceTokenizer`.
 
     Example:
@@ -54,16 +60,34 @@ class AlbertTokenizer(keras_hub.tokenizers.SentencePieceTokenizer):
     [[10975, 15, 51, 1952, 25, 10901]]
     """
 
-    def __init__(self, proto=None, lowercase=None, sequence_length=None, **kwargs):
+    def __init__(
+        self, proto=None, lowercase=None, sequence_length=None, vocabulary_sha256=None, **kwargs
+    ):
         self.lowercase = lowercase
         self._graphs = {}
+        self._recorded_sha256 = vocabulary_sha256
         super().__init__(proto=proto, sequence_length=sequence_length, **kwargs)
+
+    @property
+    def vocabulary_sha256(self):
+        """The sha256 of the SentencePiece `.model` bytes (None before a vocabulary is set)."""
+        if self.proto is None:
+            return self._recorded_sha256
+        return hashlib.sha256(self.proto).hexdigest()
 
     def set_proto(self, proto):
         super().set_proto(proto)
         self._graphs = {}  # traced for the old vocabulary
+        self._offsets_op = None
         if self.proto is None:
             return
+        recorded = self._recorded_sha256
+        if recorded and recorded != self.vocabulary_sha256:
+            # A .keras file whose config and vocabulary asset disagree (edited, or mixed up).
+            raise ValueError(
+                f"the SentencePiece model's sha256 {self.vocabulary_sha256[:12]} is not the "
+                f"{recorded[:12]} this tokenizer was saved with"
+            )
         vocabulary = self.get_vocabulary()
         missing = [token for token in SPECIAL_TOKENS.values() if token not in vocabulary]
         if missing:
@@ -97,9 +121,49 @@ class AlbertTokenizer(keras_hub.tokenizers.SentencePieceTokenizer):
         text = preprocess_text_tensor(tf.convert_to_tensor(inputs, tf.string), self.lowercases)
         return super().tokenize(text)
 
+    def encode_normalized_with_offsets(self, texts):
+        """SentencePiece ids of texts already normalized, with each piece's byte span.
+
+        For SQuAD, which maps answers back to the original characters: it normalizes in Python
+        keeping offsets (`albert_keras.squad.context_pieces.normalize_with_offsets`, equal to
+        this layer's normalization), then encodes here with the same SentencePiece op and
+        vocabulary as `tokenize` (tests/squad compare the two on every shared SQuAD text).
+
+        Args:
+            texts: list of str. Normalized texts.
+
+        Returns:
+            list of `(ids, begins, ends)` int NumPy arrays, one per text: the pieces' ids and
+            the byte range `[begin, end)` of each in the text's UTF-8 (a piece that starts a
+            word covers the space before it).
+
+        Example:
+        >>> tokenizer = AlbertTokenizer("30k-clean.model")
+        >>> ids, begins, ends = tokenizer.encode_normalized_with_offsets(["hello, my dog"])[0]
+        >>> ids.tolist(), begins.tolist(), ends.tolist()
+        ([10975, 15, 51, 1952], [0, 5, 6, 9], [5, 6, 9, 13])
+        """
+        import tensorflow_text as tf_text
+
+        if self.proto is None:
+            raise ValueError("the AlbertTokenizer has no vocabulary: pass proto=")
+        if not texts:
+            return []
+        if self._offsets_op is None:
+            # The op `tokenize` runs (keras-hub builds the same one), made from the same bytes.
+            self._offsets_op = tf_text.SentencepieceTokenizer(model=self.proto, out_type=tf.int32)
+        ids, begins, ends = self._offsets_op.tokenize_with_offsets(tf.constant(list(texts)))
+        rows = ids.row_splits.numpy()
+        ids, begins, ends = (t.flat_values.numpy() for t in (ids, begins, ends))
+        return [
+            (ids[a:b], begins[a:b].astype("int64"), ends[a:b].astype("int64"))
+            for a, b in itertools.pairwise(rows)
+        ]
+
     def get_config(self):
         config = super().get_config()
         config["lowercase"] = self.lowercase
+        config["vocabulary_sha256"] = self.vocabulary_sha256
         return config
 
 

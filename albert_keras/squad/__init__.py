@@ -5,7 +5,7 @@ The flow: `read_squad_json` (or `read_squad_tfds`) -> `make_squad_features` -> `
 `write_squad_predictions`. `albert-keras finetune-squad` runs it all.
 """
 
-from albert_keras.squad.context_pieces import ContextPieces, encode_context
+from albert_keras.squad.context_pieces import ContextPieces, encode_context, encode_contexts
 from albert_keras.squad.squad_dataset import squad_dataset
 from albert_keras.squad.squad_examples import (
     SquadExample,
@@ -13,7 +13,7 @@ from albert_keras.squad.squad_examples import (
     read_squad_json,
     squad_examples_from_articles,
 )
-from albert_keras.squad.squad_features import SquadFeatures, make_squad_features
+from albert_keras.squad.squad_features import SquadFeatures, make_squad_features, squad_tokenizer
 from albert_keras.squad.squad_metrics import (
     evaluate_squad,
     exact_match,
@@ -34,6 +34,7 @@ __all__ = [
     "SquadFeatures",
     "SquadPredictions",
     "encode_context",
+    "encode_contexts",
     "evaluate_squad",
     "exact_match",
     "f1_score",
@@ -45,5 +46,6 @@ __all__ = [
     "squad_examples_from_articles",
     "squad_examples_from_tfds",
     "squad_predictions",
+    "squad_tokenizer",
     "write_squad_predictions",
 ]

@@ -1,5 +1,14 @@
 """A context's SentencePiece pieces, each with the span of original characters it came from.
 
+SQuAD reads text through the same `AlbertTokenizer` as GLUE and serving (one text path): the
+normalization runs here in Python so that each character keeps its origin (the result equals the
+tokenizer's TensorFlow normalization), then the tokenizer's own SentencePiece op encodes it and
+gives each piece's byte span (`AlbertTokenizer.encode_normalized_with_offsets`). The ids equal
+`tokenizer(text)` on every shared SQuAD dev text but where the official digit-comma split below
+applies (tests/squad/test_one_text_path.py counts them). Whole texts are encoded, so
+SentencePiece's context-dependent ties (`uhhhh` alone vs in a sentence, issue #30) cannot differ
+between the two.
+
 The official `squad_utils` recovers this alignment after the fact: it joins the pieces back into
 a string and aligns that to the context with a banded longest-common-subsequence in Python (and
 drops the question on a "MISMATCH"). We keep the alignment while normalizing instead: each
@@ -116,69 +125,121 @@ def normalize_with_offsets(text: str, lower_case: bool) -> tuple[str, np.ndarray
     return "".join(pieces), np.asarray(starts, np.int64), np.asarray(ends, np.int64)
 
 
-def encode_context(processor, text: str, lower_case: bool = True) -> ContextPieces:
-    """Normalizes `text`, encodes it with SentencePiece and maps each piece back to `text`.
+def encode_context(tokenizer, text: str) -> ContextPieces:
+    """Normalizes `text`, encodes it with the tokenizer's SentencePiece, maps each piece back.
 
     Pieces are split as the official `tokenization.encode_pieces`: a piece ending in a digit
     and a comma ("▁1990,") is re-encoded without the comma, which becomes its own piece.
 
     Args:
-        processor: `sentencepiece.SentencePieceProcessor`.
+        tokenizer: `AlbertTokenizer`. Its vocabulary and case rule (`lowercases`).
         text: str. The original context.
-        lower_case: bool. Lower-case (the official `do_lower_case`, True for the release).
 
     Returns:
         ContextPieces.
+
+    Example:
+    >>> from albert_keras.preprocessing import AlbertTokenizer
+    >>> context = encode_context(AlbertTokenizer("30k-clean.model"), "Born in 1990, Zoë")
+    >>> context.pieces
+    ['▁born', '▁in', '▁1990', ',', '▁zoe']
+    >>> [int(i) for i in context.char_starts], [int(i) for i in context.char_ends]
+    ([0, 4, 8, 12, 13], [3, 6, 11, 12, 16])
     """
-    normalized, starts, ends = normalize_with_offsets(text, lower_case)
-    data = normalized.encode("utf-8")
+    return encode_contexts(tokenizer, [text])[0]
+
+
+def encode_contexts(tokenizer, texts: list[str]) -> list[ContextPieces]:
+    """`encode_context` of many texts, in one call of the SentencePiece op.
+
+    Args:
+        tokenizer: `AlbertTokenizer`.
+        texts: list of str.
+
+    Returns:
+        list of ContextPieces, one per text.
+    """
+    normalized = [normalize_with_offsets(text, tokenizer.lowercases) for text in texts]
+    spans = _split_pieces(tokenizer, [norm for norm, _, _ in normalized])
+    return [
+        _context_pieces(norm, starts, ends, text_spans)
+        for (norm, starts, ends), text_spans in zip(normalized, spans)
+    ]
+
+
+def encode_texts(tokenizer, texts: list[str]) -> list[list[int]]:
+    """Questions' ids: normalized and split as contexts, without the alignment.
+
+    Args:
+        tokenizer: `AlbertTokenizer`.
+        texts: list of str.
+
+    Returns:
+        list of lists of int ids.
+    """
+    normalized = [normalize_with_offsets(text, tokenizer.lowercases)[0] for text in texts]
+    return [[i for i, _, _, _ in spans] for spans in _split_pieces(tokenizer, normalized)]
+
+
+def _context_pieces(normalized: str, starts, ends, spans) -> ContextPieces:
+    data_length = len(normalized.encode("utf-8"))
     # Byte offset -> character index in `normalized`.
     byte_to_char = np.repeat(
         np.arange(len(normalized)), [len(c.encode("utf-8")) for c in normalized]
     )
-    spans = []  # (piece, byte begin, byte end)
-    for piece in processor.encode(normalized, out_type="proto").pieces:
-        spans.extend(_split_digit_comma(processor, piece, data))
-    pieces = [piece for piece, _, _ in spans]
-    ids = np.asarray([processor.piece_to_id(piece) for piece in pieces], np.int32)
     char_starts, char_ends = [], []
-    for _, begin, end in spans:
+    for _, _, begin, end in spans:
         if end > begin:
             first, last = byte_to_char[begin], byte_to_char[end - 1]
         else:  # a piece with no text of its own (a lone "▁"): sits before the next character
-            first = last = byte_to_char[min(begin, len(data) - 1)] if len(data) else 0
+            first = last = byte_to_char[min(begin, data_length - 1)] if data_length else 0
         char_starts.append(starts[first] if len(starts) else 0)
         char_ends.append(ends[last] if len(ends) else 0)
     return ContextPieces(
-        ids=ids,
-        pieces=pieces,
+        ids=np.asarray([i for i, _, _, _ in spans], np.int32),
+        pieces=[piece for _, piece, _, _ in spans],
         char_starts=np.asarray(char_starts, np.int64),
         char_ends=np.asarray(char_ends, np.int64),
     )
 
 
-def encode_text(processor, text: str, lower_case: bool = True) -> list[int]:
-    """A question's ids: normalized and split as a context, without the alignment."""
-    normalized = normalize_with_offsets(text, lower_case)[0]
-    data = normalized.encode("utf-8")
-    spans = []
-    for piece in processor.encode(normalized, out_type="proto").pieces:
-        spans.extend(_split_digit_comma(processor, piece, data))
-    return [processor.piece_to_id(piece) for piece, _, _ in spans]
-
-
-def _split_digit_comma(processor, piece, data: bytes) -> list[tuple[str, int, int]]:
-    text = piece.piece
-    if not (len(text) > 1 and text[-1] == "," and text[-2].isdigit()):
-        return [(text, piece.begin, piece.end)]
-    # The official re-encodes the piece's text without the comma and without "▁".
-    begin, end = piece.begin, piece.end - 1
-    surface = data[begin:end]
-    lead = len(surface) - len(surface.lstrip())
-    inner = processor.encode(surface[lead:].decode("utf-8"), out_type="proto").pieces
-    parts = [(p.piece, begin + lead + p.begin, begin + lead + p.end) for p in inner]
-    if parts and text[0] != _UNDERLINE and parts[0][0].startswith(_UNDERLINE):
-        first, b, e = parts[0]
-        parts = parts[1:] if len(first) == 1 else [(first[1:], b, e), *parts[1:]]
-    parts.append((",", end, end + 1))
-    return parts
+def _split_pieces(tokenizer, normalized: list[str]) -> list[list[tuple[int, str, int, int]]]:
+    """Per text, `(id, piece, byte begin, byte end)` of each piece, after the official
+    digit-comma split (its re-encodings batched into one more call of the op)."""
+    vocabulary = tokenizer.get_vocabulary()
+    encoded = tokenizer.encode_normalized_with_offsets(normalized)
+    datas = [text.encode("utf-8") for text in normalized]
+    pending = []  # (text, position, surface begin, surface): the pieces to re-encode
+    for k, (ids, begins, ends) in enumerate(encoded):
+        for position, (i, begin, end) in enumerate(zip(ids, begins, ends)):
+            piece = vocabulary[i]
+            if len(piece) > 1 and piece[-1] == "," and piece[-2].isdigit():
+                # The official re-encodes the piece's text without the comma and without "▁".
+                surface = datas[k][begin : end - 1]
+                lead = len(surface) - len(surface.lstrip())
+                pending.append((k, position, int(begin) + lead, surface[lead:].decode("utf-8")))
+    inner = tokenizer.encode_normalized_with_offsets([surface for _, _, _, surface in pending])
+    replacements = {}
+    for (k, position, begin, _), (ids, begins, ends) in zip(pending, inner):
+        piece = vocabulary[encoded[k][0][position]]
+        parts = [(int(i), vocabulary[i], begin + int(b), begin + int(e))
+                 for i, b, e in zip(ids, begins, ends)]  # fmt: skip
+        if parts and piece[0] != _UNDERLINE and parts[0][1].startswith(_UNDERLINE):
+            i, first, b, e = parts[0]
+            # "1990," inside a word: its re-encoding must not start a word.
+            stripped = first[1:]
+            parts = parts[1:] if len(first) == 1 else [
+                (tokenizer.token_to_id(stripped), stripped, b, e), *parts[1:]]  # fmt: skip
+        end = int(encoded[k][2][position])
+        parts.append((tokenizer.token_to_id(","), ",", end - 1, end))
+        replacements[(k, position)] = parts
+    result = []
+    for k, (ids, begins, ends) in enumerate(encoded):
+        spans = []
+        for position, (i, begin, end) in enumerate(zip(ids, begins, ends)):
+            piece = vocabulary[i]
+            if i == tokenizer.unk_token_id:  # its text, as SentencePiece names an unknown piece
+                piece = datas[k][begin:end].decode("utf-8", "replace").replace(" ", _UNDERLINE)
+            spans.extend(replacements.get((k, position), [(int(i), piece, int(begin), int(end))]))
+        result.append(spans)
+    return result

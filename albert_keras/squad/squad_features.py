@@ -15,9 +15,8 @@ import dataclasses
 import os
 
 import numpy as np
-import sentencepiece as spm
 
-from albert_keras.squad.context_pieces import ContextPieces, encode_context, encode_text
+from albert_keras.squad.context_pieces import ContextPieces, encode_contexts, encode_texts
 from albert_keras.squad.squad_examples import SquadExample
 
 INPUT_NAMES = ("token_ids", "segment_ids", "padding_mask", "p_mask")
@@ -67,24 +66,26 @@ class SquadFeatures:
 
 def make_squad_features(
     examples,
-    spm_model: str | os.PathLike | spm.SentencePieceProcessor,
+    tokenizer,
     *,
     max_seq_length: int = 384,
     doc_stride: int = 128,
     max_query_length: int = 64,
     is_training: bool = False,
-    lower_case: bool = True,
+    lower_case: bool | None = None,
 ) -> SquadFeatures:
     """Makes the model's features for SQuAD questions (the official defaults).
 
     Args:
         examples: iterable of SquadExample (e.g. `read_squad_json(...)`).
-        spm_model: path to the SentencePiece model, or a loaded processor.
+        tokenizer: `AlbertTokenizer` (GLUE's and serving's: a saved answerer's
+            `preprocessor.tokenizer`), or the path of a SentencePiece model to make one of.
         max_seq_length: int. Length of every feature.
         doc_stride: int. Pieces between the starts of two windows of one context.
         max_query_length: int. Question pieces kept.
         is_training: bool. Compute start/end targets from the answers.
-        lower_case: bool. The official `do_lower_case` (True for ALBERT's uncased vocabulary).
+        lower_case: bool or None. The official `do_lower_case` for a path (None: True, as for
+            ALBERT's uncased vocabulary); a tokenizer keeps its own rule.
 
     Returns:
         SquadFeatures.
@@ -96,8 +97,7 @@ def make_squad_features(
     >>> features.inputs["token_ids"].shape  # 20 questions; a long context takes several windows
     (45, 128)
     """
-    processor = _processor(spm_model)
-    cls_id, sep_id = processor.piece_to_id("[CLS]"), processor.piece_to_id("[SEP]")
+    tokenizer = squad_tokenizer(tokenizer, lower_case)
     if max_query_length < 1 or doc_stride < 1:
         raise ValueError(f"max_query_length={max_query_length}, doc_stride={doc_stride}: both > 0")
     if max_seq_length < max_query_length + 4:
@@ -106,38 +106,26 @@ def make_squad_features(
             f"{max_query_length}-piece question and [CLS] [SEP] [SEP]"
         )
     examples = list(examples)
+    distinct = list(dict.fromkeys(example.context_text for example in examples))
+    encoded = dict(zip(distinct, encode_contexts(tokenizer, distinct)))
+    queries = encode_texts(tokenizer, [example.question_text for example in examples])
     rows = {name: [] for name in (*INPUT_NAMES, *LABEL_NAMES)}
     meta = {"example_index": [], "doc_offset": [], "window_start": [], "doc_length": []}
-    max_context, contexts, cache = [], [], {}
+    max_context, contexts = [], []
     for example_index, example in enumerate(examples):
-        if example.context_text not in cache:
-            cache[example.context_text] = encode_context(processor, example.context_text,
-                                                         lower_case)  # fmt: skip
-        context = cache[example.context_text]
+        context = encoded[example.context_text]
         contexts.append(context)
-        query = encode_text(processor, example.question_text, lower_case)[:max_query_length]
+        query = queries[example_index][:max_query_length]
         answer = None
         if is_training and not example.is_impossible:
             answer = context.piece_span(
                 example.answer_start, example.answer_start + len(example.answer_text) - 1
             )
-        doc_offset = len(query) + 2
         windows = _windows(len(context), max_seq_length - len(query) - 3, doc_stride)
         for start, length in windows:
-            tokens = [cls_id, *query, sep_id, *context.ids[start : start + length], sep_id]
-            padding = max_seq_length - len(tokens)
-            rows["token_ids"].append(tokens + [0] * padding)
-            rows["segment_ids"].append([0] * doc_offset + [1] * (length + 1) + [0] * padding)
-            rows["padding_mask"].append([1] * len(tokens) + [0] * padding)
-            rows["p_mask"].append([0] + [1] * (len(query) + 1) + [0] * length + [1] * (padding + 1))
-            target = (0, 0)
-            if answer is not None and start <= answer[0] and answer[1] < start + length:
-                target = (answer[0] - start + doc_offset, answer[1] - start + doc_offset)
-            rows["start_positions"].append(target[0])
-            rows["end_positions"].append(target[1])
-            rows["is_impossible"].append(int(target == (0, 0)))
+            _add_window(rows, tokenizer, query, context, start, length, max_seq_length, answer)
             meta["example_index"].append(example_index)
-            meta["doc_offset"].append(doc_offset)
+            meta["doc_offset"].append(len(query) + 2)
             meta["window_start"].append(start)
             meta["doc_length"].append(length)
             max_context.append(_is_max_context(windows, start, length))
@@ -152,6 +140,24 @@ def make_squad_features(
         contexts=contexts,
         examples=examples,
     )
+
+
+def _add_window(rows, tokenizer, query, context, start, length, max_seq_length, answer) -> None:
+    """Appends one window's `[CLS] question [SEP] context [SEP]` row and its targets."""
+    doc_offset = len(query) + 2
+    tokens = [tokenizer.cls_token_id, *query, tokenizer.sep_token_id,
+              *context.ids[start : start + length], tokenizer.sep_token_id]  # fmt: skip
+    padding = max_seq_length - len(tokens)
+    rows["token_ids"].append(tokens + [tokenizer.pad_token_id] * padding)
+    rows["segment_ids"].append([0] * doc_offset + [1] * (length + 1) + [0] * padding)
+    rows["padding_mask"].append([1] * len(tokens) + [0] * padding)
+    rows["p_mask"].append([0] + [1] * (len(query) + 1) + [0] * length + [1] * (padding + 1))
+    target = (0, 0)
+    if answer is not None and start <= answer[0] and answer[1] < start + length:
+        target = (answer[0] - start + doc_offset, answer[1] - start + doc_offset)
+    rows["start_positions"].append(target[0])
+    rows["end_positions"].append(target[1])
+    rows["is_impossible"].append(int(target == (0, 0)))
 
 
 def _windows(num_pieces: int, max_length: int, stride: int) -> list[tuple[int, int]]:
@@ -184,18 +190,54 @@ def _is_max_context(windows, start: int, length: int) -> np.ndarray:
     return best_start == start
 
 
-def _processor(spm_model) -> spm.SentencePieceProcessor:
-    if isinstance(spm_model, spm.SentencePieceProcessor):
-        return spm_model
-    path = os.fspath(spm_model)
+def squad_preprocessor(spm_model, sequence_length: int, lower_case: bool | None = None):
+    """The `AlbertPreprocessor` a question answerer is saved with: `squad_tokenizer(spm_model)`
+    and the length its features have, so the loaded model reads text as it was trained.
+
+    Args:
+        spm_model: str or path. The SentencePiece `.model`.
+        sequence_length: int. The features' `max_seq_length`.
+        lower_case: bool or None. As `squad_tokenizer`.
+
+    Example:
+    >>> squad_preprocessor("30k-clean.model", 384).sequence_length
+    384
+    """
+    from albert_keras.preprocessing.albert_preprocessor import AlbertPreprocessor
+
+    return AlbertPreprocessor(squad_tokenizer(spm_model, lower_case), sequence_length)
+
+
+def squad_tokenizer(tokenizer, lower_case: bool | None = None):
+    """The `AlbertTokenizer` SQuAD reads text with: `tokenizer` itself, or one made from the
+    SentencePiece model at that path (lower-casing unless `lower_case=False`).
+
+    Args:
+        tokenizer: `AlbertTokenizer`, or a path to a SentencePiece `.model`.
+        lower_case: bool or None. For a path: the official `do_lower_case` (None: True).
+
+    Returns:
+        AlbertTokenizer.
+
+    Example:
+    >>> squad_tokenizer("30k-clean.model").cls_token_id
+    2
+    """
+    from albert_keras.preprocessing.albert_tokenizer import AlbertTokenizer
+
+    if isinstance(tokenizer, AlbertTokenizer):
+        if lower_case is not None and bool(lower_case) != tokenizer.lowercases:
+            raise ValueError(
+                f"lower_case={lower_case}, but the tokenizer lower-cases: {tokenizer.lowercases}"
+            )
+        return tokenizer
+    path = os.fspath(tokenizer)
     if not os.path.isfile(path):
         raise FileNotFoundError(f"{path}: SentencePiece model not found")
-    processor = spm.SentencePieceProcessor()
+    lowercase = True if lower_case is None else bool(lower_case)
     try:
-        processor.Load(path)
-    except (OSError, RuntimeError) as error:
+        return AlbertTokenizer(path, lowercase=lowercase)
+    except ValueError as error:  # no [CLS] / [SEP] ...: not an ALBERT vocabulary
+        raise ValueError(f"{path}: {error}") from None
+    except Exception as error:  # noqa: BLE001 (SentencePiece's parse errors have no one type)
         raise ValueError(f"{path}: not a SentencePiece model ({error})") from None
-    for piece in ("[CLS]", "[SEP]"):
-        if processor.piece_to_id(piece) == processor.unk_id():
-            raise ValueError(f"{path}: no {piece} piece (not an ALBERT vocabulary)")
-    return processor

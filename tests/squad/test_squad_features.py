@@ -4,8 +4,8 @@ import collections
 
 import numpy as np
 import pytest
-import sentencepiece as spm
 
+from albert_keras.preprocessing import AlbertTokenizer
 from albert_keras.squad import (
     SquadExample,
     encode_context,
@@ -19,8 +19,8 @@ from albert_keras.squad.squad_features import _is_max_context, _windows
 
 
 @pytest.fixture(scope="module")
-def processor(spm_path):
-    return spm.SentencePieceProcessor(model_file=str(spm_path))
+def tokenizer(spm_path):
+    return AlbertTokenizer(str(spm_path), lowercase=True)
 
 
 def _gold_outputs(features):
@@ -62,12 +62,12 @@ def test_every_answerable_question_survives(squad_file, spm_path):
     }
 
 
-def test_alignment_keeps_original_characters(processor):
+def test_alignment_keeps_original_characters(tokenizer):
     text = "Café  ``Déjà vu'' in 1990, 1,000 men ﬁght"
     normalized, starts, ends = normalize_with_offsets(text, lower_case=True)
     assert normalized == 'cafe "deja vu" in 1990, 1,000 men fight'
     assert text[starts[5] : ends[5] + 1] == "``"  # the opening quote pair is one character
-    context = encode_context(processor, text)
+    context = encode_context(tokenizer, text)
     spans = [text[s : e + 1] for s, e in zip(context.char_starts, context.char_ends)]
     assert "".join(spans).replace(" ", "") == text.replace(" ", "")  # pieces tile the text
     # The official digit-comma split: "▁1990," -> "▁1990" ","; "▁1,000" is kept whole.
@@ -78,23 +78,23 @@ def test_alignment_keeps_original_characters(processor):
     assert text[context.char_starts[first] : context.char_ends[last] + 1].strip() == "Déjà vu"
 
 
-def test_window_layout_and_targets(processor):
+def test_window_layout_and_targets(tokenizer):
     words = [f"w{i}" for i in range(40)]
     context = " ".join(words)
     answer_at = context.index("w30")
     example = SquadExample("q", "which w?", context, "w30 w31", answer_at, False, ("w30 w31",))
-    features = make_squad_features([example], processor, max_seq_length=32, doc_stride=8,
+    features = make_squad_features([example], tokenizer, max_seq_length=32, doc_stride=8,
                                    max_query_length=4, is_training=True)  # fmt: skip
-    query = [processor.piece_to_id(p) for p in processor.encode("which w?", out_type=str)][:4]
-    pieces = encode_context(processor, context.lower())
+    query = tokenizer(["which w?"]).to_list()[0][:4]
+    pieces = encode_context(tokenizer, context.lower())
     budget = 32 - len(query) - 3
     windows = _windows(len(pieces), budget, 8)
     assert list(features.window_start) == [s for s, _ in windows]
     assert windows[-1][0] + windows[-1][1] == len(pieces)
     ids = features.inputs["token_ids"][0]
     offset = len(query) + 2
-    assert ids[0] == processor.piece_to_id("[CLS]") and list(ids[1 : 1 + len(query)]) == query
-    assert ids[offset - 1] == processor.piece_to_id("[SEP]")
+    assert ids[0] == tokenizer.cls_token_id and list(ids[1 : 1 + len(query)]) == query
+    assert ids[offset - 1] == tokenizer.sep_token_id
     assert list(features.inputs["segment_ids"][0][: offset + budget + 1]) == (
         [0] * offset + [1] * (budget + 1)
     )
