@@ -139,7 +139,11 @@ def test_beam_options_need_a_runner(tmp_path, capsys):
 
 def test_without_apache_beam_a_runner_is_one_clear_line(tmp_path, capsys, monkeypatch):
     monkeypatch.setitem(sys.modules, "apache_beam", None)  # import apache_beam -> ImportError
+    # As if never imported: Beam's submodules too (else `from apache_beam.io... import` works).
+    for name in [n for n in sys.modules if n.startswith("apache_beam.")]:
+        monkeypatch.delitem(sys.modules, name)
     monkeypatch.delitem(sys.modules, "pipelines.beam_writer", raising=False)
+    monkeypatch.delitem(sys.modules, "pipelines.beam_pipeline", raising=False)
     arguments = _arguments([tmp_path / "a.txt"], tmp_path / "spm.model", tmp_path / "out")
     assert main([*arguments, "--runner", "DirectRunner"]) == 2
     error = capsys.readouterr().err

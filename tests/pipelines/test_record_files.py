@@ -28,17 +28,10 @@ def writer_run(tmp_path_factory, tiny_spm):
     _corpus(root / "corpus")
     (root / "corpus" / "loop").symlink_to(root / "corpus" / "loop")  # skipped, and counted
     stats = write_pretraining_data(
-        input=str(root / "corpus" / "*"),
-        spm_model=str(tiny_spm),
-        output_dir=str(root / "records"),
-        max_seq_length=32,
-        max_predictions_per_seq=5,
-        dupe_factor=2,
-        num_shards=2,
-        paragraphs_per_document=4,
-        group_chars=200,
-        progress=False,
-    )
+        input=str(root / "corpus" / "*"), spm_model=str(tiny_spm), output_dir=str(root / "records"),
+        max_seq_length=32, max_predictions_per_seq=5, dupe_factor=2, num_shards=2,
+        paragraphs_per_document=4, group_chars=200, progress=False,
+    )  # fmt: skip
     return root / "records", stats
 
 

@@ -26,17 +26,10 @@ def written(tmp_path_factory, tiny_spm):
     text = "\n\n".join(" ".join(SENTENCES[i % 3 :] + SENTENCES[: i % 3]) for i in range(60))
     (root / "corpus" / "a.txt").write_text(text + "\n")
     stats = write_pretraining_data(
-        input=str(root / "corpus" / "*.txt"),
-        spm_model=str(tiny_spm),
-        output_dir=str(root / "records"),
-        max_seq_length=32,
-        max_predictions_per_seq=5,
-        dupe_factor=2,
-        num_shards=2,
-        paragraphs_per_document=4,
-        group_chars=200,
-        progress=False,
-    )
+        input=str(root / "corpus" / "*.txt"), spm_model=str(tiny_spm), output_dir=str(root / "records"),
+        max_seq_length=32, max_predictions_per_seq=5, dupe_factor=2, num_shards=2,
+        paragraphs_per_document=4, group_chars=200, progress=False,
+    )  # fmt: skip
     return root / "records", stats
 
 
