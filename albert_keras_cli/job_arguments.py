@@ -7,9 +7,7 @@ import argparse
 import inspect
 from collections.abc import Callable
 
-# `albert_keras.training.strategy.STRATEGIES` (tests/cli checks they agree): importing it here
-# would load TensorFlow for `--help`.
-STRATEGIES = ("auto", "tpu", "gpu", "mirrored", "multi_worker", "one_device", "cpu")
+from albert_keras_settings.choices import PRECISIONS, STRATEGIES
 
 # Flags of the command line itself (`--verbose` shows TensorFlow's log lines), never a job's.
 CLI_FLAGS = ("command", "verbose")
@@ -86,6 +84,17 @@ def add_strategy_flag(parser: argparse.ArgumentParser) -> None:
         choices=STRATEGIES,
         help="how training spreads over devices (albert_keras.training.get_strategy); auto: "
         "a TPU, else several workers (TF_CONFIG), else every GPU, else the CPU",
+    )
+
+
+def add_mixed_precision_flag(parser: argparse.ArgumentParser) -> None:
+    """`--mixed_precision`, as every training command takes it."""
+    parser.add_argument(
+        "--mixed_precision",
+        default="auto",
+        choices=PRECISIONS,
+        help="auto: bfloat16 where the hardware computes it natively (TPU, GPU >= 8.0, CPU with "
+        "AVX512_BF16 / AMX and oneDNN), float16 on GPU 7.x, else float32; printed at start",
     )
 
 

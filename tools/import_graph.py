@@ -30,12 +30,13 @@ import sys
 from typing import NamedTuple
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-PACKAGES = ("albert_keras", "albert_keras_cli", "pipelines")
+PACKAGES = ("albert_keras", "albert_keras_cli", "albert_keras_settings", "pipelines")
 
 # === The rules: each package -> the packages of ours it may import ===
 # Listed bottom up; a package may import only packages listed above it.
 _MODEL_LIBRARY = {"albert_keras.layers", "albert_keras.optimizers", "albert_keras.models"}
 _BELOW_TRAINING = _MODEL_LIBRARY | {
+    "albert_keras_settings",
     "pipelines",
     "albert_keras.preset_registry",
     "albert_keras.preprocessing",
@@ -48,7 +49,9 @@ _BELOW_TRAINING = _MODEL_LIBRARY | {
 RULES: dict[str, set[str]] = {
     # Contracts and data: the record format, special ids, atomic writes; no model, no TensorFlow
     # at import.
-    "pipelines": set(),
+    # Each job's settings (frozen dataclasses) and the flags generated from them: no TensorFlow.
+    "albert_keras_settings": set(),
+    "pipelines": {"albert_keras_settings"},
     "albert_keras.version": set(),
     # `from_preset`'s registry: the model library looks loaders up here, `presets` fills it.
     "albert_keras.preset_registry": set(),
@@ -106,7 +109,7 @@ RULES: dict[str, set[str]] = {
 # TensorFlow (`pipelines` loads none at import: its writer's rule), and `import albert_keras`
 # loads the model library, not the jobs.
 INSIDE_FUNCTIONS_ONLY: dict[str, set[str]] = {
-    "albert_keras_cli": RULES["albert_keras_cli"] - {"pipelines"},
+    "albert_keras_cli": RULES["albert_keras_cli"] - {"pipelines", "albert_keras_settings"},
     "albert_keras": RULES["albert_keras"]
     - _MODEL_LIBRARY
     - {"albert_keras.version", "albert_keras.preset_registry"},

@@ -95,8 +95,8 @@ def run_pretraining(
     before = untrained.evaluate(heldout, return_dict=True, verbose=0)
     pretrain_dir = out / "pretrain"
     result = pretrain(
-        data["train"],
-        str(pretrain_dir),
+        records=data["train"],
+        output_dir=str(pretrain_dir),
         config={**config, "max_sequence_length": run["max_seq_length"]},
         batch_size=run["batch_size"],
         max_steps=run["steps"],

@@ -32,7 +32,7 @@ from albert_keras.training.device_facts import (  # noqa: F401
     onednn_enabled,
     platform,
 )
-from pipelines.precision_names import PRECISIONS
+from albert_keras_settings.choices import PRECISIONS
 
 
 def choose_precision(precision: str, strategy) -> tuple[str, str]:

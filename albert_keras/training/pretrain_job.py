@@ -18,7 +18,6 @@ import keras
 from albert_keras.models import AlbertBackbone, AlbertPretrainer
 from albert_keras.optimizers import Lamb, PerUpdateSchedule, WarmupLinearDecay, micro_batch_size
 from albert_keras.training import strategy as strategies
-from albert_keras.training.flag_checks import check_positive
 from albert_keras.training.init_from import (
     count_pieces,
     init_backbone_config,
@@ -26,89 +25,47 @@ from albert_keras.training.init_from import (
     load_init_source,
 )
 from albert_keras.training.model_files import check_outside
-from albert_keras.training.periodic_training import PeriodicTraining, training_folder
+from albert_keras.training.periodic_training import (
+    PeriodicTraining,
+    held_out_means,
+    training_folder,
+)
 from albert_keras.training.precision import loss_scaled
 from albert_keras.training.record_inputs import RecordInputs
+from albert_keras_settings import PretrainSettings, resolve_settings
 from pipelines.tokenization import spm_vocabulary_size
-
-# The official run: 3,125 warmup steps of 125,000.
-OFFICIAL_WARMUP_FRACTION = 3125 / 125_000
 
 
 def pretrain(
-    records: str,
-    output_dir: str,
-    *,
-    preset: str = "albert_base",
-    config: dict | None = None,
-    sentence_objective: str | None = "sop",
-    batch_size: int = 32,
-    max_steps: int = 10_000,
-    learning_rate: float = 0.00176,
-    warmup_steps: int | None = None,
-    max_seq_length: int | None = None,
-    max_predictions_per_seq: int | None = None,
-    dynamic_masking: bool = False,
-    eval_records: str | None = None,
-    eval_steps: int = 100,
-    checkpoint_every: int = 1000,
-    strategy: str = "auto",
-    mixed_precision: str = "auto",
-    jit_compile: str | bool = "auto",
-    steps_per_execution: int = 1,
-    spm_model: str | None = None,
-    seed: int = 12345,
-    verbose: str | int = "auto",
-    init_from: str | None = None,
-    gradient_accumulation_steps: int = 1,
-    overwrite: bool = False,
+    settings: PretrainSettings | None = None, /, *, verbose: str | int = "auto", **overrides
 ) -> dict:
     """Pretrains an `AlbertPretrainer` on TFRecords; returns (and writes) the run's summary.
 
     Args:
-        records: str. Glob of training shards (`pipelines.record_format`, docs/design.md); `gs://` works.
-        output_dir: str. A local directory; gets `model.keras`, `backbone.keras`,
-            `summary.json`, `checkpoints/`, `logs/` (TensorBoard) and the SentencePiece model if
-            `spm_model` is given. Running again with the same arguments resumes from
-            `checkpoints/`. The folder must be new, empty or this command's own
-            (`pipelines.output_folder`): another run's, with other arguments, is refused.
-        preset: str. An `AlbertBackbone` preset.
-        config: dict. Backbone arguments overriding the preset's (e.g. `{"num_layers": 2}`).
-        sentence_objective: `"sop"`, `"nsp"` or `None`.
-        batch_size: int. The global batch size (split across replicas).
-        max_steps: int. Optimizer steps in all.
-        learning_rate: float. LAMB's peak rate (official 0.00176 at batch 4096).
-        warmup_steps: int. Default: 2.5% of `max_steps`, the official 3,125 / 125,000.
-        max_seq_length, max_predictions_per_seq: int. Default: read from the first record.
-        dynamic_masking: bool. New masks for every batch of every pass.
-        eval_records: str. Glob of held-out shards, evaluated once at the end.
-        eval_steps: int. Evaluate at most this many full batches; 0 for every full batch.
-        checkpoint_every: int. Steps between checkpoints (and TensorBoard points).
-        strategy: str. See `get_strategy`.
-        mixed_precision: str. `"auto"`, `"float32"`, `"mixed_bfloat16"`, `"mixed_float16"`.
-        jit_compile: `"auto"` (XLA except on CPU with TF) or a bool.
-        steps_per_execution: int. Steps per compiled call (large values help TPUs).
-        spm_model: str. SentencePiece model copied beside the outputs; sets the vocabulary size
-            unless `config` does.
-        seed: int. Seeds the initial weights, the data order and dynamic masks.
+        settings: `PretrainSettings` (every setting, its default and what it does, written
+            once there; `albert-keras pretrain`'s flags are generated from it).
         verbose: 0 is silent; otherwise one progress line in steps every ~10 s
             (`StepProgress`).
-        init_from: str. Start from these weights instead of random ones (`load_init_source`):
-            the architecture is theirs (`preset` is ignored; `config` may change `dropout`),
-            and their MLM / sentence heads are used when they have them; a note says what is
-            fresh. A resumed run continues from its checkpoint as usual.
-        gradient_accumulation_steps: int. Each `batch_size` batch is computed as this many
-            forward passes of `batch_size / k` examples whose mean gradient makes one update
-            (Keras's optimizer accumulation; LAMB's trust ratio sees the accumulated gradient),
-            so the paper's batch of 4096 fits on one device. `max_steps`, `checkpoint_every`
-            and the learning-rate schedule stay in updates.
-        overwrite: bool. Over an earlier run with other arguments in `output_dir`, remove what
-            that run wrote (and nothing else) and start anew, instead of refusing.
+        **overrides: settings as keyword arguments, alone or over `settings`
+            (`pretrain(records=..., output_dir=..., max_steps=100)`).
+
+    What the main settings mean for the run:
+        output_dir: gets `model.keras`, `backbone.keras`, `summary.json`, `checkpoints/`,
+            `logs/` (TensorBoard) and the SentencePiece model if `spm_model` is given. Running
+            again with the same settings resumes from `checkpoints/`. The folder must be new,
+            empty or this command's own (`pipelines.output_folder`).
+        init_from: the architecture is that of these weights (`preset` is ignored; `config`
+            may change `dropout`); their MLM / sentence heads are used when they have them; a
+            note says what is fresh.
+        gradient_accumulation_steps: each `batch_size` batch is computed as this many forward
+            passes whose mean gradient makes one update (Keras's optimizer accumulation; LAMB's
+            trust ratio sees the accumulated gradient), so the paper's batch of 4096 fits on one
+            device. `max_steps`, `checkpoint_every` and the schedule stay in updates.
 
     Example:
     >>> tiny = {"vocabulary_size": 50, "num_layers": 2, "num_heads": 2, "embedding_dim": 8,
     ...         "hidden_dim": 16, "intermediate_dim": 32}
-    >>> summary = pretrain("records/*.tfrecord", "run/", preset="albert_base", config=tiny,
+    >>> summary = pretrain(records="records/*.tfrecord", output_dir="run/", config=tiny,
     ...                    batch_size=8, max_steps=4, verbose=0)
     mixed precision: ...
     pretraining steps 1..4 on 2 file(s) (new run): ...
@@ -116,127 +73,112 @@ def pretrain(
     (True, ['.albert-keras.json', 'backbone.keras', 'checkpoints', 'logs', 'model.keras',
             'summary.json'])
     """
-    check_positive(
-        batch_size=batch_size,
-        max_steps=max_steps,
-        checkpoint_every=checkpoint_every,
-        steps_per_execution=steps_per_execution,
-    )
-    if spm_model and not os.path.isfile(spm_model):
-        raise FileNotFoundError(f"--spm_model {spm_model}: no such file")
-    check_outside("--init_from", init_from, output_dir)
+    s = resolve_settings(PretrainSettings, settings, overrides)
+    if s.spm_model and not os.path.isfile(s.spm_model):
+        raise FileNotFoundError(f"--spm_model {s.spm_model}: no such file")
+    check_outside("--init_from", s.init_from, s.output_dir)
     inputs = RecordInputs(
-        records,
-        eval_records,
-        max_seq_length=max_seq_length,
-        max_predictions_per_seq=max_predictions_per_seq,
+        s.records,
+        s.eval_records,
+        max_seq_length=s.max_seq_length,
+        max_predictions_per_seq=s.max_predictions_per_seq,
     )
     seq_length = inputs.max_seq_length
-    init = load_init_source(init_from) if init_from else None
+    config = s.config
+    objective = None if s.sentence_objective == "none" else s.sentence_objective
+    init = load_init_source(s.init_from) if s.init_from else None
     if init:
-        pieces = count_pieces(spm_model)
-        backbone_config = init_backbone_config(init[0], config or {}, pieces, seq_length)
+        pieces = count_pieces(s.spm_model)
+        backbone_config = init_backbone_config(init[0], config, pieces, seq_length)
     else:
-        backbone_config = _backbone_config(preset, config or {}, spm_model, seq_length)
+        backbone_config = _backbone_config(s.preset, config, s.spm_model, seq_length)
 
-    distribution = strategies.get_strategy(strategy)
+    distribution = strategies.get_strategy(s.strategy)
     replicas = strategies.num_replicas(distribution)
-    if batch_size % replicas:
-        raise ValueError(f"--batch_size={batch_size} is not divisible by {replicas} replicas")
-    accumulate = gradient_accumulation_steps
-    micro_batch = micro_batch_size(batch_size, accumulate, replicas)
-    use_xla = strategies.resolve_jit_compile(jit_compile, distribution)
-    precision, why = strategies.choose_precision(mixed_precision, distribution)
+    if s.batch_size % replicas:
+        raise ValueError(f"--batch_size={s.batch_size} is not divisible by {replicas} replicas")
+    accumulate = s.gradient_accumulation_steps
+    micro_batch = micro_batch_size(s.batch_size, accumulate, replicas)
+    use_xla = strategies.resolve_jit_compile(s.jit_compile, distribution)
+    precision, why = strategies.choose_precision(s.mixed_precision, distribution)
     print(f"mixed precision: {precision} ({why})")
     run_config = {  # what a resumed run must share with the one it continues
         "files": inputs.absolute_files(),
         "num_examples": inputs.num_examples,
-        "preset": preset,
+        "preset": s.preset,
         "backbone": backbone_config,
-        "sentence_objective": sentence_objective,
-        "batch_size": batch_size,
-        "max_steps": max_steps,
-        "learning_rate": learning_rate,
-        "warmup_steps": (
-            round(max_steps * OFFICIAL_WARMUP_FRACTION) if warmup_steps is None else warmup_steps
-        ),
+        "sentence_objective": objective,
+        "batch_size": s.batch_size,
+        "max_steps": s.max_steps,
+        "learning_rate": s.learning_rate,
+        "warmup_steps": s.warmup_steps_or_default(),
         "max_seq_length": seq_length,
         "max_predictions_per_seq": inputs.max_predictions_per_seq,
-        "dynamic_masking": dynamic_masking,
-        "checkpoint_every": checkpoint_every,
+        "dynamic_masking": s.dynamic_masking,
+        "checkpoint_every": s.checkpoint_every,
         "mixed_precision": precision,
-        "seed": seed,
+        "seed": s.seed,
         # Only when used, so checkpoints of runs without them still resume.
-        **({"init_from": init_from} if init_from else {}),
+        **({"init_from": s.init_from} if s.init_from else {}),
         **({"gradient_accumulation_steps": accumulate} if accumulate > 1 else {}),
     }
     vocabulary = backbone_config["vocabulary_size"]
-    source = "--config vocabulary_size" if "vocabulary_size" in (config or {}) else None
+    source = "--config vocabulary_size" if "vocabulary_size" in config else None
     # The model's vocabulary comes from --init_from's model when given, else from the preset.
-    model_source = f"--init_from {init_from}" if init else f"--preset {preset}"
-    source = source or (f"--spm_model {spm_model}" if spm_model else model_source)
-    inputs.check_token_ids(vocabulary, source, spm_model)
+    model_source = f"--init_from {s.init_from}" if init else f"--preset {s.preset}"
+    source = source or (f"--spm_model {s.spm_model}" if s.spm_model else model_source)
+    inputs.check_token_ids(vocabulary, source, s.spm_model)
     # Before anything random is built: tf.data shuffles mix their seed with TF's global one.
-    keras.utils.set_random_seed(seed)
+    keras.utils.set_random_seed(s.seed)
     # The folder is checked and locked before anything is written; equal run configs resume.
-    inputs_used = {"records": records, "eval_records": eval_records, "spm_model": spm_model}
+    inputs_used = {"records": s.records, "eval_records": s.eval_records, "spm_model": s.spm_model}
     with training_folder(
-        output_dir, "albert-keras pretrain", run_config, inputs=inputs_used, overwrite=overwrite
+        s.output_dir, "albert-keras pretrain", run_config, inputs=inputs_used, overwrite=s.overwrite
     ) as folder:
         training = PeriodicTraining(
             folder,
             run_config,
-            max_steps=max_steps,
-            checkpoint_every=checkpoint_every,
+            max_steps=s.max_steps,
+            checkpoint_every=s.checkpoint_every,
             gradient_accumulation_steps=accumulate,
         )
         # Built before the model: the reader checks every file's first record, so bad input
         # fails in seconds, not after the model is built.
         train_data = inputs.train_data(
             micro_batch,
-            seed=seed,
+            seed=s.seed,
             start_step=training.saved_step() * accumulate,
-            dynamic_masking=dynamic_masking,
+            dynamic_masking=s.dynamic_masking,
             vocabulary_size=vocabulary,
         )
-        eval_data, eval_steps = inputs.eval_data(micro_batch, eval_steps)
+        eval_data, eval_steps = inputs.eval_data(micro_batch, s.eval_steps)
 
         with strategies.scope(distribution):
-            pretrainer = _build_pretrainer(run_config, use_xla, steps_per_execution)
+            pretrainer = _build_pretrainer(run_config, use_xla, s.steps_per_execution)
             if init:
-                print(initialize_from(pretrainer, *init, init_from))
+                print(initialize_from(pretrainer, *init, s.init_from))
             initial_step = training.restore(pretrainer)
-            if initial_step < max_steps:
+            if initial_step < s.max_steps:
                 print(
-                    f"pretraining steps {initial_step + 1}..{max_steps} on {len(inputs.files)} "
+                    f"pretraining steps {initial_step + 1}..{s.max_steps} on {len(inputs.files)} "
                     f"file(s) ({'resumed' if initial_step else 'new run'}): "
                     f"{strategies.describe(distribution)}, {run_config['mixed_precision']}, "
                     f"jit_compile={use_xla}"
                 )
             training.fit(pretrainer, train_data, verbose)
-            eval_logs = {}
-            if eval_data is not None:
-                eval_logs = pretrainer.evaluate(
-                    eval_data, steps=eval_steps, return_dict=True, verbose=0
-                )
-                eval_logs = {k: float(v) for k, v in eval_logs.items()}
+            eval_logs = held_out_means(pretrainer, eval_data, eval_steps)
 
-        training.save_pretrainer(pretrainer, spm_model)
-        summary = {
-            **training.summary(
-                micro_batch * seq_length,
-                **inputs.description(),
-                jit_compile=use_xla,
-                steps_per_execution=steps_per_execution,
-                spm_model=spm_model,
-            ),
-            "distribution": strategies.describe(distribution),
-            "parameters": int(pretrainer.backbone.count_params()),
-            "eval": eval_logs,
-            "eval_examples": eval_steps * micro_batch,
-        }
-        training.write_summary(summary)
-        return summary
+        return training.finish(
+            pretrainer,
+            inputs,
+            micro_batch,
+            distribution=distribution,
+            jit_compile=use_xla,
+            steps_per_execution=s.steps_per_execution,
+            spm_model=s.spm_model,
+            held_out=(eval_logs, eval_steps),
+            parameters=int(pretrainer.backbone.count_params()),
+        )
 
 
 # === Training ===

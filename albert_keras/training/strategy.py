@@ -17,8 +17,7 @@ from albert_keras.training.precision import (  # noqa: F401
     choose_precision,
     resolve_precision,
 )
-
-STRATEGIES = ("auto", "tpu", "gpu", "mirrored", "multi_worker", "one_device", "cpu")
+from albert_keras_settings.choices import STRATEGIES
 
 
 def get_strategy(name: str = "auto", devices: list[str] | None = None):

@@ -136,5 +136,5 @@ def test_accumulated_run_ends_at_the_big_batch_weights(tiny_records, tmp_path):
     for a, b in zip(big, accumulated):
         np.testing.assert_allclose(a, b, atol=1e-5, rtol=0)
     with pytest.raises(ValueError, match="does not split into 3 accumulation steps"):
-        pretrain(tiny_records["eval"], str(tmp_path / "bad"), batch_size=16,
+        pretrain(records=tiny_records["eval"], output_dir=str(tmp_path / "bad"), batch_size=16,
                  gradient_accumulation_steps=3)  # fmt: skip

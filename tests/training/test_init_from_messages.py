@@ -14,6 +14,11 @@ def test_mismatched_records_name_the_init_from_model(tiny_records, tmp_path):
     model = tmp_path / "small.keras"
     small.save(model)
     with pytest.raises(ValueError) as error:
-        pretrain(tiny_records["eval"], str(tmp_path / "run"), init_from=str(model), verbose=0)
+        pretrain(
+            records=tiny_records["eval"],
+            output_dir=str(tmp_path / "run"),
+            init_from=str(model),
+            verbose=0,
+        )
     message = str(error.value)
     assert f"--init_from {model}" in message and "--preset" not in message, message

@@ -260,8 +260,8 @@ def test_a_vocabulary_smaller_than_the_records_ids_is_refused_up_front(
     assert not (tmp_path / "out").exists()
     with pytest.raises(ValueError, match=r"vocabulary_size=20 is smaller than --spm_model .* 29 "):
         pretrain(
-            bad_inputs["train"],
-            str(tmp_path / "out"),
+            records=bad_inputs["train"],
+            output_dir=str(tmp_path / "out"),
             config={"vocabulary_size": 20},
             spm_model=bad_inputs["tiny_spm"],
         )
@@ -312,8 +312,8 @@ def test_real_book_lowers_mlm_and_sop_loss(shared_data, tmp_path):
     assert write_records(argv) == 0
     config = {"num_layers": 1, "embedding_dim": 64, "hidden_dim": 64, "intermediate_dim": 128}
     summary = pretrain(
-        str(records / "pretraining-00000-of-00002.tfrecord"),
-        str(tmp_path / "run"),
+        records=str(records / "pretraining-00000-of-00002.tfrecord"),
+        output_dir=str(tmp_path / "run"),
         config={**config, "num_heads": 2, "max_sequence_length": 64},
         batch_size=32,
         max_steps=600,
@@ -360,4 +360,4 @@ def test_mixed_precision_build(precision, tiny_overrides):
         precision[6:] == "float16"
     )
     inner = getattr(optimizer, "inner_optimizer", optimizer)
-    assert isinstance(inner, ak.training.Lamb) and inner.built
+    assert isinstance(inner, ak.optimizers.Lamb) and inner.built

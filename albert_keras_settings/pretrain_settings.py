@@ -1,0 +1,106 @@
+"""`PretrainSettings`: every setting of `albert-keras pretrain`, each default written once."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from albert_keras_settings.choices import JIT_COMPILE, PRECISIONS, SENTENCE_OBJECTIVES, STRATEGIES
+from albert_keras_settings.setting import check_choices, check_positive, setting
+
+# The official run: 3,125 warmup steps of 125,000.
+OFFICIAL_WARMUP_FRACTION = 3125 / 125_000
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class PretrainSettings:
+    """The settings of one pretraining run (`albert_keras.training.pretrain`).
+
+    Made from keyword arguments or from `albert-keras pretrain`'s flags, which are generated from
+    these fields (`albert_keras_settings.settings_flags`); checked when made, so a bad value fails
+    before anything is read or written. Frozen: `dataclasses.replace` gives a changed copy.
+
+    Args:
+        records: glob of training shards (`pipelines.record_format`); `gs://` works.
+        output_dir: the run's folder (`pipelines.output_folder`): `model.keras`,
+            `backbone.keras`, `summary.json`, `checkpoints/`, `logs/`; the same settings resume.
+        preset: an `AlbertBackbone` preset.
+        config: backbone arguments overriding the preset's (`--config num_layers=2`).
+        sentence_objective: `"sop"`, `"nsp"` or `"none"`.
+        ...: one per field below; each field's help says what it does.
+
+    Example:
+    >>> s = PretrainSettings(records="r/*.tfrecord", output_dir="run/", max_steps=200)
+    >>> s.learning_rate, s.warmup_steps_or_default()
+    (0.00176, 5)
+    >>> PretrainSettings(records="r/*", output_dir="run/", batch_size=0)
+    Traceback (most recent call last):
+    ValueError: --batch_size=0 must be a positive integer
+    """
+
+    records: str = setting(help="glob of training TFRecord shards")
+    output_dir: str = setting(help="the run's folder; the same settings resume a run")
+    overwrite: bool = setting(
+        False,
+        "when --output_dir holds an earlier `albert-keras pretrain` run with other arguments, "
+        "remove only the files that run wrote (listed in its .albert-keras.json) and start "
+        "anew; other files, and folders of other commands, are never touched. Without it such "
+        "a folder is refused; the same arguments resume",
+    )
+    preset: str = setting("albert_base", "an AlbertBackbone preset")
+    config: dict = setting({}, "backbone arguments overriding the preset's", flag=False)
+    sentence_objective: str = setting("sop", "the sentence loss", choices=SENTENCE_OBJECTIVES)
+    batch_size: int = setting(32, "global batch size")
+    max_steps: int = setting(10_000, "optimizer steps in all")
+    learning_rate: float = setting(0.00176, "peak (LAMB)")
+    warmup_steps: int | None = setting(None, "none: 2.5% of max_steps (official)")
+    max_seq_length: int | None = setting(None, "none: the records'")
+    max_predictions_per_seq: int | None = setting(None, "none: the records'")
+    dynamic_masking: bool = setting(False, "re-mask every batch")
+    eval_records: str | None = setting(None, "glob of held-out TFRecord shards")
+    eval_steps: int = setting(100, "at most this many batches; 0: all")
+    checkpoint_every: int = setting(1000, "steps")
+    strategy: str = setting(
+        "auto",
+        "how training spreads over devices (albert_keras.training.get_strategy); auto: a TPU, "
+        "else several workers (TF_CONFIG), else every GPU, else the CPU",
+        choices=STRATEGIES,
+    )
+    mixed_precision: str = setting(
+        "auto",
+        "auto: bfloat16 where the hardware computes it natively (TPU, GPU >= 8.0, CPU with "
+        "AVX512_BF16 / AMX and oneDNN), float16 on GPU 7.x, else float32; printed at start",
+        choices=PRECISIONS,
+    )
+    jit_compile: str = setting("auto", "XLA; auto: on except on a CPU", choices=JIT_COMPILE)
+    steps_per_execution: int = setting(1, "steps per compiled call (large values help TPUs)")
+    spm_model: str | None = setting(None, "copied beside the model")
+    seed: int = setting(12345, "seeds the initial weights, the data order and dynamic masks")
+    init_from: str | None = setting(
+        None,
+        "start from these weights (heads too when present): a .keras file, a run folder, a "
+        "release name such as albert_base_v2, hf://ORG/NAME, a keras-hub name, a folder",
+    )
+    gradient_accumulation_steps: int = setting(
+        1, "split each --batch_size batch into this many forward passes (same updates)"
+    )
+
+    def __post_init__(self):
+        if isinstance(self.jit_compile, bool):  # jit_compile=True reads as "true"
+            object.__setattr__(self, "jit_compile", str(self.jit_compile).lower())
+        if self.sentence_objective is None:
+            object.__setattr__(self, "sentence_objective", "none")
+        check_choices(self)
+        check_positive(
+            self,
+            "batch_size",
+            "max_steps",
+            "checkpoint_every",
+            "steps_per_execution",
+            "gradient_accumulation_steps",
+        )
+
+    def warmup_steps_or_default(self) -> int:
+        """`warmup_steps`, or the official 2.5% of `max_steps` where it is `None`."""
+        if self.warmup_steps is None:
+            return round(self.max_steps * OFFICIAL_WARMUP_FRACTION)
+        return self.warmup_steps

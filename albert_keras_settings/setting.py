@@ -1,0 +1,153 @@
+"""`setting()`: one field of a job's settings, with everything its flag needs.
+
+Written by hand because no library we use turns a frozen dataclass into `argparse` flags with
+the help, choices and one-line errors our commands give (`simple-parsing` and `tyro` do, but
+they are new dependencies with their own flag styles).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable
+from typing import Any, TypeVar
+
+Settings = TypeVar("Settings")
+
+
+class _Required:
+    def __repr__(self) -> str:
+        return "REQUIRED"
+
+
+REQUIRED: Any = _Required()  # a setting without a default: its flag is required
+
+
+def setting(
+    default: Any = REQUIRED,
+    help: str = "",
+    *,
+    choices: Iterable | None = None,
+    flag: bool = True,
+    metavar: str | None = None,
+) -> Any:
+    """One setting: a dataclass field whose metadata says how its flag reads.
+
+    Args:
+        default: the one default of this setting (`REQUIRED` for none).
+        help: str. The flag's help and the setting's documentation, one sentence.
+        choices: the values it may take (checked when the settings are made).
+        flag: bool. False for a setting the command line sets another way (e.g. `config`,
+            parsed from the repeatable `--config KEY=VALUE`).
+        metavar: str. How the help shows the value.
+
+    Example:
+    >>> @dataclasses.dataclass(frozen=True, kw_only=True)
+    ... class S:
+    ...     steps: int = setting(10, "optimizer steps")
+    >>> S().steps, dataclasses.fields(S)[0].metadata["help"]
+    (10, 'optimizer steps')
+    """
+    metadata = {
+        "help": help,
+        "choices": tuple(choices) if choices is not None else None,
+        "flag": flag,
+        "metavar": metavar,
+    }
+    if default is REQUIRED:
+        return dataclasses.field(metadata=metadata)
+    if isinstance(default, (dict, list, set)):
+        frozen = type(default)(default)
+        return dataclasses.field(default_factory=lambda: type(frozen)(frozen), metadata=metadata)
+    return dataclasses.field(default=default, metadata=metadata)
+
+
+def check_choices(settings) -> None:
+    """Raises `ValueError` naming the first setting whose value is not one of its choices.
+
+    Example:
+    >>> @dataclasses.dataclass(frozen=True, kw_only=True)
+    ... class S:
+    ...     mode: str = setting("a", "a mode", choices=("a", "b"))
+    >>> check_choices(S(mode="c"))
+    Traceback (most recent call last):
+    ValueError: --mode='c': expected one of a, b
+    """
+    for field in dataclasses.fields(settings):
+        choices = field.metadata.get("choices")
+        value = getattr(settings, field.name)
+        unset = value is None and field.default is None  # `None` default: "not given"
+        if choices is not None and value not in choices and not unset:
+            raise ValueError(
+                f"--{field.name}={value!r}: expected one of {', '.join(map(str, choices))}"
+            )
+
+
+def check_positive(settings, *names: str) -> None:
+    """Raises `ValueError` naming the first of `names` that is not a positive integer.
+
+    Example:
+    >>> @dataclasses.dataclass(frozen=True, kw_only=True)
+    ... class S:
+    ...     steps: int = setting(10, "optimizer steps")
+    >>> check_positive(S(steps=0), "steps")
+    Traceback (most recent call last):
+    ValueError: --steps=0 must be a positive integer
+    """
+    for name in names:
+        value = getattr(settings, name)
+        if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+            raise ValueError(f"--{name}={value} must be a positive integer")
+
+
+def resolve_settings(cls: type[Settings], settings: Settings | None, overrides: dict) -> Settings:
+    """A job's settings from what its caller gave: `settings`, `overrides` (keyword arguments),
+    or both (the overrides replace those fields).
+
+    Args:
+        cls: the job's settings class.
+        settings: an instance of `cls`, or `None`.
+        overrides: field name -> value.
+
+    Example:
+    >>> @dataclasses.dataclass(frozen=True, kw_only=True)
+    ... class S:
+    ...     steps: int = setting(10, "optimizer steps")
+    >>> resolve_settings(S, None, {"steps": 3}), resolve_settings(S, S(steps=4), {})
+    (S(steps=3), S(steps=4))
+    >>> resolve_settings(S, None, {"step": 3})
+    Traceback (most recent call last):
+    TypeError: S has no setting 'step'; known: steps
+    """
+    names = {field.name for field in dataclasses.fields(cls)}
+    unknown = sorted(set(overrides) - names)
+    if unknown:
+        raise TypeError(
+            f"{cls.__name__} has no setting {unknown[0]!r}; known: {', '.join(sorted(names))}"
+        )
+    if settings is None:
+        missing = [
+            f.name
+            for f in dataclasses.fields(cls)
+            if f.name not in overrides
+            and f.default is dataclasses.MISSING
+            and f.default_factory is dataclasses.MISSING
+        ]
+        if missing:
+            raise TypeError(f"{cls.__name__} needs {', '.join(missing)}")
+        return cls(**overrides)
+    if not isinstance(settings, cls):
+        raise TypeError(f"settings must be a {cls.__name__}, not {type(settings).__name__}")
+    return dataclasses.replace(settings, **overrides) if overrides else settings
+
+
+def as_dict(settings) -> dict:
+    """The settings as a plain dict (what a run records), in field order.
+
+    Example:
+    >>> @dataclasses.dataclass(frozen=True, kw_only=True)
+    ... class S:
+    ...     steps: int = setting(10, "optimizer steps")
+    >>> as_dict(S())
+    {'steps': 10}
+    """
+    return dataclasses.asdict(settings)
