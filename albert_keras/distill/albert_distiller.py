@@ -13,8 +13,7 @@ from albert_keras.layers.sparse_cross_entropy import sparse_cross_entropy
 from albert_keras.models import AlbertPretrainer
 from albert_keras.models.albert_pretrainer import RECORD_FEATURES, backbone_inputs, masked_lm_hits
 from albert_keras.models.albert_task import AlbertTask
-
-COSINE_POSITIONS = ("masked", "tokens")
+from albert_keras_settings.distill_settings import check_distillation_loss
 
 
 @keras.saving.register_keras_serializable(package="albert_keras")
@@ -87,15 +86,9 @@ class AlbertDistiller(AlbertTask, keras.Model):
                 f"the student's vocabulary_size={student.backbone.vocabulary_size} differs from "
                 f"the teacher's {teacher.backbone.vocabulary_size}: soft targets need the same one"
             )
-        if temperature <= 0:
-            raise ValueError(f"temperature={temperature} must be > 0")
-        weights = (soft_target_weight, mlm_weight, cosine_weight)
-        if min(weights) < 0 or max(weights) == 0:
-            raise ValueError(f"loss weights {weights}: each must be >= 0 and one > 0")
-        if cosine_positions not in COSINE_POSITIONS:
-            raise ValueError(
-                f"cosine_positions={cosine_positions!r} is not one of {COSINE_POSITIONS}"
-            )
+        check_distillation_loss(
+            temperature, soft_target_weight, mlm_weight, cosine_weight, cosine_positions
+        )
         # float32, as AlbertPretrainer's own policy: it calls the pretrainers' backbones and
         # heads itself, so its policy (not saved) must not follow the global one.
         kwargs.setdefault("dtype", "float32")

@@ -16,6 +16,7 @@ state (the teacher's frozen weights included) and the batches are a pure functio
 import glob
 import json
 import os
+from typing import Any, NamedTuple
 
 import keras
 
@@ -24,215 +25,233 @@ from albert_keras.distill.warm_start import warm_start, warm_start_mismatch
 from albert_keras.models import AlbertBackbone, AlbertPretrainer
 from albert_keras.optimizers import Lamb, WarmupLinearDecay
 from albert_keras.training import strategy as strategies
-from albert_keras.training.flag_checks import check_positive
 from albert_keras.training.model_files import check_outside, load_keras_file, one_line_os_errors
-from albert_keras.training.periodic_training import PeriodicTraining, training_folder
+from albert_keras.training.periodic_training import (
+    PeriodicTraining,
+    held_out_means,
+    training_folder,
+)
 from albert_keras.training.precision import loss_scaled
-from albert_keras.training.pretrain_job import OFFICIAL_WARMUP_FRACTION
 from albert_keras.training.record_inputs import RecordInputs
+from albert_keras_settings import DistillSettings, resolve_settings
 from pipelines import atomic_write
 
-STUDENT_INITS = ("auto", "teacher", "random")
 BEFORE_FILE = "eval_before.json"
 
 
 def distill(
-    teacher: str,
-    records: str,
-    output_dir: str,
-    *,
-    student: str = "teacher",
-    config: dict | None = None,
-    student_init: str = "auto",
-    temperature: float = 2.0,
-    soft_target_weight: float = 5.0,
-    mlm_weight: float = 2.0,
-    cosine_weight: float = 1.0,
-    cosine_positions: str = "masked",
-    batch_size: int = 32,
-    max_steps: int = 10_000,
-    learning_rate: float = 0.00176,
-    warmup_steps: int | None = None,
-    dynamic_masking: bool = False,
-    eval_records: str | None = None,
-    eval_steps: int = 100,
-    checkpoint_every: int = 1000,
-    strategy: str = "auto",
-    mixed_precision: str = "auto",
-    jit_compile: str | bool = "auto",
-    steps_per_execution: int = 1,
-    spm_model: str | None = None,
-    seed: int = 12345,
-    verbose: str | int = "auto",
-    overwrite: bool = False,
+    settings: DistillSettings | None = None, /, *, verbose: str | int = "auto", **overrides
 ) -> dict:
     """Distils a saved teacher into a student on pretraining records; returns the summary.
 
     Args:
-        teacher: str. A saved `AlbertPretrainer` (`model.keras` of `albert-keras pretrain`).
-        records: str. Glob of training shards (the teacher's, ideally).
-        output_dir: str. Gets `model.keras` (the student `AlbertPretrainer`, no sentence head),
+        settings: `DistillSettings` (every setting, its default and what it does, written
+            once there; `albert-keras distill`'s flags are generated from it).
+        verbose: 0 is silent; otherwise one progress line in steps every ~10 s
+            (`StepProgress`).
+        **overrides: settings as keyword arguments, alone or over `settings`
+            (`distill(teacher=..., records=..., output_dir=..., max_steps=100)`).
+
+    What the main settings mean for the run:
+        output_dir: gets `model.keras` (the student `AlbertPretrainer`, no sentence head),
             `backbone.keras`, `summary.json`, `eval_before.json`, `checkpoints/`, `logs/`
-            (TensorBoard) and the SentencePiece model. The same call again resumes; a folder
-            holding anything else is refused (`pipelines.output_folder`).
-        student: str. `"teacher"` (the teacher's backbone arguments), an `AlbertBackbone`
-            preset, or a JSON file of backbone arguments. The vocabulary is always the
-            teacher's.
-        config: dict. Student backbone arguments overriding those (e.g. `{"num_layers": 2}`).
-        student_init: str. `"teacher"` (`warm_start`), `"random"`, or `"auto"`: the teacher's
-            weights when the architectures allow it (same width), random otherwise.
-        temperature, soft_target_weight, mlm_weight, cosine_weight, cosine_positions: see
-            `AlbertDistiller` (DistilBERT's 2.0, 5.0, 2.0, 1.0).
-        batch_size, max_steps, learning_rate, warmup_steps, dynamic_masking, eval_records,
-            eval_steps, checkpoint_every, strategy, mixed_precision, jit_compile,
-            steps_per_execution, seed, verbose: as `albert_keras.training.pretrain`.
-        spm_model: str. SentencePiece model copied beside the student; default the only
-            `*.model` beside the teacher.
-        overwrite: bool. Over an earlier distillation with other arguments in `output_dir`,
-            remove what it wrote (and nothing else) and start anew, instead of refusing.
+            (TensorBoard) and the SentencePiece model. The same settings again resume; a
+            folder holding anything else is refused (`pipelines.output_folder`).
+        student_init: `"auto"` starts from the teacher's weights (`warm_start`) when the
+            architectures allow it (same width), from random ones otherwise; the summary's
+            config says which.
 
     Example:
-    >>> summary = distill("albert.keras", "records/*.tfrecord", "student/",
-    ...                   config={"num_layers": 1}, batch_size=8, max_steps=4,
-    ...                   eval_records="records/*.tfrecord", eval_steps=2, verbose=0)
+    >>> summary = distill(teacher="albert.keras", records="records/*.tfrecord",
+    ...                   output_dir="student/", config={"num_layers": 1}, batch_size=8,
+    ...                   max_steps=4, eval_records="records/*.tfrecord", eval_steps=2,
+    ...                   verbose=0)
     mixed precision: ...
     distilling steps 1..4 on 2 file(s) (new run), student init teacher: ...
     >>> summary["steps"]["total"], "mlm_accuracy" in summary["eval_before"]  # before training
     (4, True)
     """
-    check_positive(
-        batch_size=batch_size,
-        max_steps=max_steps,
-        checkpoint_every=checkpoint_every,
-        steps_per_execution=steps_per_execution,
-    )
-    if student_init not in STUDENT_INITS:
-        raise ValueError(f"--student_init={student_init!r} is not one of {STUDENT_INITS}")
-    if not os.path.isfile(teacher):
-        raise FileNotFoundError(f"--teacher {teacher}: no such file")
-    check_outside("--teacher", teacher, output_dir)
-    spm_model = _find_spm_model(teacher, spm_model)
-    inputs = RecordInputs(records, eval_records)
-    seq_length = inputs.max_seq_length
-
-    distribution = strategies.get_strategy(strategy)
-    replicas = strategies.num_replicas(distribution)
-    if batch_size % replicas:
-        raise ValueError(f"--batch_size={batch_size} is not divisible by {replicas} replicas")
-    use_xla = strategies.resolve_jit_compile(jit_compile, distribution)
-    precision, why = strategies.choose_precision(mixed_precision, distribution)
-    print(f"mixed precision: {precision} ({why})")
-    with strategies.scope(distribution):
-        teacher_model = _load_teacher(teacher)
-    student_config = _student_config(student, config or {}, teacher_model.backbone, seq_length)
-    mismatch = warm_start_mismatch(teacher_model.backbone.get_config(), student_config)
-    if student_init == "teacher" and mismatch:
-        raise ValueError(f"--student_init teacher: the student cannot start from it ({mismatch})")
-    init = "random" if student_init == "random" or mismatch else "teacher"
-    inputs.check_token_ids(student_config["vocabulary_size"], f"--teacher {teacher}", spm_model)
-
-    run_config = {  # what a resumed run must share with the one it continues
-        "files": inputs.absolute_files(),
-        "num_examples": inputs.num_examples,
-        "teacher": os.path.abspath(teacher),
-        "teacher_bytes": os.path.getsize(teacher),
-        "student": student_config,
-        "student_init": init,
-        "temperature": temperature,
-        "loss_weights": [soft_target_weight, mlm_weight, cosine_weight],
-        "cosine_positions": cosine_positions,
-        "batch_size": batch_size,
-        "max_steps": max_steps,
-        "learning_rate": learning_rate,
-        "warmup_steps": (
-            round(max_steps * OFFICIAL_WARMUP_FRACTION) if warmup_steps is None else warmup_steps
-        ),
-        "max_seq_length": seq_length,
-        "max_predictions_per_seq": inputs.max_predictions_per_seq,
-        "dynamic_masking": dynamic_masking,
-        "checkpoint_every": checkpoint_every,
-        "mixed_precision": precision,
-        "seed": seed,
-    }
-    keras.utils.set_random_seed(seed)  # before anything random (see pretrain)
-    inputs_used = {"teacher": teacher, "records": records, "eval_records": eval_records}
+    s = resolve_settings(DistillSettings, settings, overrides)
+    run = _set_up(s)
+    keras.utils.set_random_seed(s.seed)  # before anything random (see pretrain)
+    inputs_used = {"teacher": s.teacher, "records": s.records, "eval_records": s.eval_records}
     with training_folder(
-        output_dir,
+        s.output_dir,
         "albert-keras distill",
-        run_config,
+        run.config,
         (BEFORE_FILE,),
         inputs=inputs_used,
-        overwrite=overwrite,
+        overwrite=s.overwrite,
     ) as folder:
         training = PeriodicTraining(
-            folder, run_config, max_steps=max_steps, checkpoint_every=checkpoint_every
+            folder, run.config, max_steps=s.max_steps, checkpoint_every=s.checkpoint_every
         )
-        start_step = training.saved_step()
-        train_data = inputs.train_data(
-            batch_size,
-            seed=seed,
-            start_step=start_step,
-            dynamic_masking=dynamic_masking,
-            vocabulary_size=student_config["vocabulary_size"],
-        )
-        eval_data, eval_steps = inputs.eval_data(batch_size, eval_steps)
+        return _train(s, run, training, verbose)
 
-        before_path = training.path(BEFORE_FILE)
-        with strategies.scope(distribution):
-            student_model = AlbertPretrainer(
-                AlbertBackbone(**student_config, dtype=precision), sentence_objective=None
-            )
-            copied = warm_start(teacher_model, student_model) if init == "teacher" else {}
-            distiller = AlbertDistiller(
-                teacher_model,
-                student_model,
-                temperature=temperature,
-                soft_target_weight=soft_target_weight,
-                mlm_weight=mlm_weight,
-                cosine_weight=cosine_weight,
-                cosine_positions=cosine_positions,
-            )
-            _compile(distiller, run_config, use_xla, steps_per_execution)
-            eval_before = {}
-            if eval_data is not None and not start_step:
-                # No training yet: the warm-started student is the teacher truncated in depth.
-                eval_before = _evaluate(distiller, eval_data, eval_steps)
-                with one_line_os_errors(before_path):
-                    atomic_write.write_json(before_path, eval_before, indent=2)
-            elif os.path.exists(before_path):
-                with open(before_path) as f:
-                    eval_before = json.load(f)
-            initial_step = training.restore(distiller)
-            if initial_step < max_steps:
-                print(
-                    f"distilling steps {initial_step + 1}..{max_steps} on {len(inputs.files)} "
-                    f"file(s) ({'resumed' if initial_step else 'new run'}), student init {init}: "
-                    f"{strategies.describe(distribution)}, {precision}, jit_compile={use_xla}"
-                )
-            training.fit(distiller, train_data, verbose)
-            eval_logs = _evaluate(distiller, eval_data, eval_steps) if eval_data is not None else {}
 
-        training.save_pretrainer(student_model, spm_model)
-        summary = {
-            **training.summary(
-                batch_size * seq_length,
-                **inputs.description(),
-                jit_compile=use_xla,
-                steps_per_execution=steps_per_execution,
-                spm_model=spm_model,
-            ),
-            "distribution": strategies.describe(distribution),
-            "parameters": {
-                "teacher": int(teacher_model.backbone.count_params()),
-                "student": int(student_model.backbone.count_params()),
-            },
-            "warm_started_variables": len(copied) if init == "teacher" else 0,
-            "eval_before": eval_before,
-            "eval": eval_logs,
-            "eval_examples": eval_steps * batch_size,
-        }
-        training.write_summary(summary)
-        return summary
+# === Steps ===
+
+
+class _Run(NamedTuple):
+    """What `_set_up` found: the run is these, whichever folder it writes."""
+
+    config: dict  # the run config: what a resumed run must share with the one it continues
+    inputs: RecordInputs
+    distribution: Any  # the tf.distribute strategy
+    jit_compile: bool
+    teacher: AlbertPretrainer
+    spm_model: str | None
+
+
+def _set_up(s: DistillSettings) -> _Run:
+    """Checks the inputs, picks the strategy and precision, loads the teacher and chooses the
+    student: everything that can fail before the output folder is touched."""
+    if not os.path.isfile(s.teacher):
+        raise FileNotFoundError(f"--teacher {s.teacher}: no such file")
+    check_outside("--teacher", s.teacher, s.output_dir)
+    spm_model = _find_spm_model(s.teacher, s.spm_model)
+    inputs = RecordInputs(s.records, s.eval_records)
+    distribution = strategies.get_strategy(s.strategy)
+    replicas = strategies.num_replicas(distribution)
+    if s.batch_size % replicas:
+        raise ValueError(f"--batch_size={s.batch_size} is not divisible by {replicas} replicas")
+    use_xla = strategies.resolve_jit_compile(s.jit_compile, distribution)
+    precision, why = strategies.choose_precision(s.mixed_precision, distribution)
+    print(f"mixed precision: {precision} ({why})")
+    with strategies.scope(distribution):
+        teacher = _load_teacher(s.teacher)
+    student = _student_config(s.student, s.config, teacher.backbone, inputs.max_seq_length)
+    init = _student_init(s.student_init, teacher.backbone, student)
+    inputs.check_token_ids(student["vocabulary_size"], f"--teacher {s.teacher}", spm_model)
+    run_config = _run_config(s, inputs, student, init, precision)
+    return _Run(run_config, inputs, distribution, use_xla, teacher, spm_model)
+
+
+def _train(s: DistillSettings, run: _Run, training: PeriodicTraining, verbose) -> dict:
+    """Builds the distiller, evaluates it before training, trains it from the last checkpoint,
+    evaluates it again and saves the student; returns the summary."""
+    start_step = training.saved_step()
+    train_data = run.inputs.train_data(
+        s.batch_size,
+        seed=s.seed,
+        start_step=start_step,
+        dynamic_masking=s.dynamic_masking,
+        vocabulary_size=run.config["student"]["vocabulary_size"],
+    )
+    eval_data, eval_steps = run.inputs.eval_data(s.batch_size, s.eval_steps)
+    with strategies.scope(run.distribution):
+        distiller, copied = _build_distiller(s, run.teacher, run.config, run.jit_compile)
+        eval_before = _eval_before(training, distiller, eval_data, eval_steps, start_step)
+        initial_step = training.restore(distiller)
+        if initial_step < s.max_steps:
+            print(
+                f"distilling steps {initial_step + 1}..{s.max_steps} on {len(run.inputs.files)} "
+                f"file(s) ({'resumed' if initial_step else 'new run'}), student init "
+                f"{run.config['student_init']}: {strategies.describe(run.distribution)}, "
+                f"{run.config['mixed_precision']}, jit_compile={run.jit_compile}"
+            )
+        training.fit(distiller, train_data, verbose)
+        eval_logs = held_out_means(distiller, eval_data, eval_steps)
+
+    return training.finish(
+        distiller.student,
+        run.inputs,
+        s.batch_size,
+        distribution=run.distribution,
+        jit_compile=run.jit_compile,
+        steps_per_execution=s.steps_per_execution,
+        spm_model=run.spm_model,
+        held_out=(eval_logs, eval_steps),
+        parameters={
+            "teacher": int(run.teacher.backbone.count_params()),
+            "student": int(distiller.student.backbone.count_params()),
+        },
+        warm_started_variables=len(copied),
+        eval_before=eval_before,
+    )
+
+
+def _student_init(student_init: str, teacher_backbone, student_config: dict) -> str:
+    """What the student starts from: `"teacher"` where `student_init` and the widths allow it."""
+    mismatch = warm_start_mismatch(teacher_backbone.get_config(), student_config)
+    if student_init == "teacher" and mismatch:
+        raise ValueError(f"--student_init teacher: the student cannot start from it ({mismatch})")
+    return "random" if student_init == "random" or mismatch else "teacher"
+
+
+def _run_config(
+    s: DistillSettings, inputs: RecordInputs, student_config: dict, init: str, precision: str
+) -> dict:
+    """What a resumed run must share with the one it continues (its keys and values are what
+    runs have recorded since distill was written: keep them)."""
+    return {
+        "files": inputs.absolute_files(),
+        "num_examples": inputs.num_examples,
+        "teacher": os.path.abspath(s.teacher),
+        "teacher_bytes": os.path.getsize(s.teacher),
+        "student": student_config,
+        "student_init": init,
+        "temperature": s.temperature,
+        "loss_weights": [s.soft_target_weight, s.mlm_weight, s.cosine_weight],
+        "cosine_positions": s.cosine_positions,
+        "batch_size": s.batch_size,
+        "max_steps": s.max_steps,
+        "learning_rate": s.learning_rate,
+        "warmup_steps": s.warmup_steps_or_default(),
+        "max_seq_length": inputs.max_seq_length,
+        "max_predictions_per_seq": inputs.max_predictions_per_seq,
+        "dynamic_masking": s.dynamic_masking,
+        "checkpoint_every": s.checkpoint_every,
+        "mixed_precision": precision,
+        "seed": s.seed,
+    }
+
+
+def _build_distiller(
+    s: DistillSettings, teacher: AlbertPretrainer, run_config: dict, jit_compile: bool
+) -> tuple[AlbertDistiller, dict]:
+    """The student (warm-started from `teacher` when the run config says so) and the compiled
+    distiller of the two; and the variables the warm start copied (`{}` for none)."""
+    student = AlbertPretrainer(
+        AlbertBackbone(**run_config["student"], dtype=run_config["mixed_precision"]),
+        sentence_objective=None,
+    )
+    copied = warm_start(teacher, student) if run_config["student_init"] == "teacher" else {}
+    distiller = AlbertDistiller(
+        teacher,
+        student,
+        temperature=s.temperature,
+        soft_target_weight=s.soft_target_weight,
+        mlm_weight=s.mlm_weight,
+        cosine_weight=s.cosine_weight,
+        cosine_positions=s.cosine_positions,
+    )
+    schedule = WarmupLinearDecay(
+        run_config["learning_rate"], run_config["warmup_steps"], run_config["max_steps"]
+    )
+    distiller.compile(
+        optimizer=loss_scaled(Lamb(learning_rate=schedule), run_config["mixed_precision"]),
+        jit_compile=jit_compile,
+        steps_per_execution=s.steps_per_execution,
+    )
+    distiller.optimizer.build(distiller.trainable_variables)  # so a checkpoint can load
+    return distiller, copied
+
+
+def _eval_before(training: PeriodicTraining, distiller, eval_data, steps: int, start_step: int):
+    """Both models on the held-out records before any training, written to `eval_before.json`
+    by a new run and read back by a resumed one (`{}` without held-out records)."""
+    path = training.path(BEFORE_FILE)
+    if eval_data is not None and not start_step:
+        # No training yet: the warm-started student is the teacher truncated in depth.
+        eval_before = held_out_means(distiller, eval_data, steps)
+        with one_line_os_errors(path):
+            atomic_write.write_json(path, eval_before, indent=2)
+        return eval_before
+    if os.path.exists(path):
+        with open(path) as f:
+            return json.load(f)
+    return {}
 
 
 # === Building ===
@@ -305,20 +324,3 @@ def _find_spm_model(teacher: str, spm_model: str | None) -> str | None:
         return spm_model
     beside = sorted(glob.glob(os.path.join(os.path.dirname(os.path.abspath(teacher)), "*.model")))
     return beside[0] if len(beside) == 1 else None
-
-
-def _compile(distiller, run_config: dict, jit_compile: bool, steps_per_execution: int) -> None:
-    schedule = WarmupLinearDecay(
-        run_config["learning_rate"], run_config["warmup_steps"], run_config["max_steps"]
-    )
-    distiller.compile(
-        optimizer=loss_scaled(Lamb(learning_rate=schedule), run_config["mixed_precision"]),
-        jit_compile=jit_compile,
-        steps_per_execution=steps_per_execution,
-    )
-    distiller.optimizer.build(distiller.trainable_variables)  # so a checkpoint can load
-
-
-def _evaluate(distiller, data, steps: int) -> dict:
-    logs = distiller.evaluate(data, steps=steps, return_dict=True, verbose=0)
-    return {k: float(v) for k, v in logs.items()}

@@ -7,9 +7,11 @@ import time
 
 import keras
 
+from albert_keras.training import strategy as strategies
 from albert_keras.training.fit_timer import FitTimer
 from albert_keras.training.flag_checks import check_positive
 from albert_keras.training.model_files import one_line_os_errors, save_keras
+from albert_keras.training.record_inputs import RecordInputs
 from albert_keras.training.step_checkpoint import StepCheckpoint, remove_stale_temporaries
 from albert_keras.training.step_progress import progress_callbacks
 from albert_keras.training.step_tensor_board import tensorboard_callbacks
@@ -172,6 +174,59 @@ class PeriodicTraining:
         path = self.path("summary.json")
         with one_line_os_errors(path):
             atomic_write.write_json(path, summary)
+
+    def finish(
+        self,
+        pretrainer: keras.Model,
+        inputs: RecordInputs,
+        batch: int,
+        *,
+        distribution,
+        jit_compile: bool,
+        steps_per_execution: int,
+        spm_model: str | None,
+        held_out: tuple[dict, int],
+        **figures,
+    ) -> dict:
+        """A pretraining job's end, as pretrain and distill share it: saves `pretrainer`
+        (`save_pretrainer`) and writes `summary.json`; returns the summary.
+
+        Args:
+            pretrainer: the trained `AlbertPretrainer` (distill's student).
+            inputs: the run's `RecordInputs` (its globs and vocabulary go into the config).
+            batch: int. Examples per batch fed (the micro-batch when accumulating).
+            distribution: the `tf.distribute` strategy it ran under.
+            jit_compile, steps_per_execution: recorded in the summary's config.
+            spm_model: str. Copied beside the model; recorded.
+            held_out: (`held_out_means`' figures, the held-out steps they took).
+            **figures: the job's own entries, between `distribution` and `eval`
+                (`parameters`, distill's `eval_before`, ...).
+        """
+        self.save_pretrainer(pretrainer, spm_model)
+        eval_logs, eval_steps = held_out
+        summary = {
+            **self.summary(
+                batch * inputs.max_seq_length,
+                **inputs.description(),
+                jit_compile=jit_compile,
+                steps_per_execution=steps_per_execution,
+                spm_model=spm_model,
+            ),
+            "distribution": strategies.describe(distribution),
+            **figures,
+            "eval": eval_logs,
+            "eval_examples": eval_steps * batch,
+        }
+        self.write_summary(summary)
+        return summary
+
+
+def held_out_means(model: keras.Model, data, steps: int) -> dict:
+    """`model.evaluate`'s means over `steps` batches of `data` as floats; `{}` without data."""
+    if data is None:
+        return {}
+    logs = model.evaluate(data, steps=steps, return_dict=True, verbose=0)
+    return {k: float(v) for k, v in logs.items()}
 
 
 def training_folder(

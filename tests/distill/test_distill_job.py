@@ -26,9 +26,9 @@ def command(teacher, records, output_dir, steps, *extra):
 def run(teacher_path, distill_records, tmp_path_factory):
     output_dir = tmp_path_factory.mktemp("distilled")
     summary = distill(
-        teacher_path,
-        distill_records["train"],
-        str(output_dir),
+        teacher=teacher_path,
+        records=distill_records["train"],
+        output_dir=str(output_dir),
         config={"num_layers": 2},
         batch_size=16,
         max_steps=20,
@@ -120,11 +120,3 @@ def test_a_teacher_without_mlm_head_is_refused(distill_records, tmp_path, capsys
     argv = command(str(backbone_path), distill_records["train"], tmp_path / "out", 10)[3:]
     assert main(argv) == 2
     assert "holds AlbertBackbone, not AlbertPretrainer" in capsys.readouterr().err
-
-
-def test_the_cli_choices_agree_with_the_job():
-    from albert_keras.distill import albert_distiller, distill_job
-    from albert_keras_cli import distill as distill_flags
-
-    assert distill_flags.STUDENT_INITS == distill_job.STUDENT_INITS
-    assert distill_flags.COSINE_POSITIONS == albert_distiller.COSINE_POSITIONS
