@@ -22,7 +22,7 @@ from albert_keras.models import (
 )
 from albert_keras.version import __version__
 
-# Loaded on first attribute access (PEP 562): `ak.training.Lamb` works, `import albert_keras`
+# Loaded on first attribute access (PEP 562): `ak.training.pretrain` works, `import albert_keras`
 # stays the model library.
 _LAZY_SUBPACKAGES = (
     "convert",

@@ -166,7 +166,7 @@ def test_save_load_round_trip_keeps_outputs_and_optimizer(tmp_path, pretrainer, 
     for name, value in pretrainer(pretraining_batch).items():
         np.testing.assert_array_equal(loaded(pretraining_batch)[name], value)
     assert loaded.optimizer.iterations.numpy() == 1
-    assert type(loaded.optimizer) is ak.training.AdamWeightDecay
+    assert type(loaded.optimizer) is ak.optimizers.AdamWeightDecay
 
 
 @pytest.mark.parametrize("objective", ["SOP", "mlm", ""])

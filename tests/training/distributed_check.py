@@ -21,7 +21,8 @@ import keras
 import numpy as np
 
 import albert_keras as ak
-from albert_keras.training import Lamb, WarmupLinearDecay, get_strategy, strategy
+from albert_keras.optimizers import Lamb, WarmupLinearDecay
+from albert_keras.training import get_strategy, strategy
 
 STEPS, BATCH, SEQ, PREDICTIONS, VOCAB = 6, 8, 16, 4, 50
 
