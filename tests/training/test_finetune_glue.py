@@ -105,9 +105,9 @@ def test_saved_classifier_reloads_and_reproduces_the_predictions(sst2_run, glue_
     model = keras.saving.load_model(sst2_run / "model.keras")  # no custom_objects
     assert isinstance(model, ak.AlbertClassifier) and model.num_classes == 2
     # Trained with the official AdamWeightDecay under warmup + linear decay.
-    assert type(model.optimizer) is ak.training.AdamWeightDecay
+    assert type(model.optimizer) is ak.optimizers.AdamWeightDecay
     schedule = keras.optimizers.schedules.deserialize(model.optimizer.get_config()["learning_rate"])
-    assert isinstance(schedule, ak.training.WarmupLinearDecay)
+    assert isinstance(schedule, ak.optimizers.WarmupLinearDecay)
     dev = read_glue_tsv(glue_dir, "SST-2", "dev")
     encoder = ak.glue.GlueEncoder(shared_data / SPM, 64)
     inputs = encoder(dev.text_a[:64])
