@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import contextlib
 import math
-import os
 import time
+from typing import NamedTuple
 
 import keras
 
@@ -27,7 +27,7 @@ from albert_keras.models import AlbertQuestionAnswerer
 from albert_keras.optimizers import AdamWeightDecay, WarmupLinearDecay
 from albert_keras.squad.squad_dataset import squad_dataset
 from albert_keras.squad.squad_examples import read_squad_json
-from albert_keras.squad.squad_features import make_squad_features
+from albert_keras.squad.squad_features import make_squad_features, squad_preprocessor
 from albert_keras.squad.squad_metrics import evaluate_squad
 from albert_keras.squad.squad_predictions import squad_predictions, write_squad_predictions
 from albert_keras.squad.tfds_reader import read_squad_tfds
@@ -41,153 +41,90 @@ from albert_keras.training.model_files import (
 from albert_keras.training.precision import choose_precision, in_precision, loss_scaled
 from albert_keras.training.step_progress import progress_callbacks
 from albert_keras.training.strategy import get_strategy
+from albert_keras_settings import FinetuneSquadSettings, resolve_settings
 from pipelines import atomic_write
 from pipelines.output_folder import OutputFolder
-
-# The official learning rates (release README); every other default is shared.
-LEARNING_RATES = {"1.1": 5e-5, "2.0": 3e-5}
+from pipelines.vocabulary_identity import check_model_vocabulary
 
 
 def finetune_squad(
-    version: str,
-    train_file: str | os.PathLike | None,
-    predict_file: str | os.PathLike | None,
-    model: str | os.PathLike | keras.Model,
-    output_dir: str | os.PathLike,
-    *,
-    source: str = "json",
-    tfds_data_dir: str | None = None,
-    spm_model: str | os.PathLike | None = None,
-    head: str | None = None,
-    max_seq_length: int = 384,
-    doc_stride: int = 128,
-    max_query_length: int = 64,
-    batch_size: int = 48,
-    epochs: float = 2.0,
-    learning_rate: float | None = None,
-    warmup_proportion: float = 0.1,
-    n_best_size: int = 20,
-    max_answer_length: int = 30,
-    strategy: str = "auto",
-    mixed_precision: str = "auto",
-    seed: int = 12345,
-    verbose: str | int = 0,
-    overwrite: bool = False,
+    settings: FinetuneSquadSettings | None = None, /, *, verbose: str | int = 0, **overrides
 ) -> dict:
     """Fine-tunes a backbone on SQuAD, then predicts (and scores) the predict file.
 
     Args:
-        version: `"1.1"` or `"2.0"`.
-        train_file, predict_file: SQuAD JSON paths (`source="json"`); `train_file` may be None
-            with `epochs=0` (predict only).
-        model: a `.keras` path or a model with a backbone (see `finetune_glue`).
-        output_dir: path. Created if needed; new, empty or an earlier `finetune-squad` run's
-            (`pipelines.output_folder`), else refused before training.
-        source: `"json"` or `"tfds"` (`squad/v1.1`, `squad/v2.0`: train and validation).
-        tfds_data_dir: tfds's data folder for `source="tfds"`.
-        spm_model: the SentencePiece model; default beside a `model` path.
-        head: `"simple"` or `"v2"`; default: a saved `AlbertQuestionAnswerer`'s own head (kept
-            with its trained weights), else simple for 1.1 and v2 for 2.0.
-        max_seq_length, doc_stride, max_query_length: feature settings (official 384/128/64).
-        batch_size: int. Training batch (official 48).
-        epochs: float. Passes over the training features (official 2); 0 trains nothing.
-        learning_rate: float. Default 5e-5 (1.1) or 3e-5 (2.0).
-        warmup_proportion: float. Fraction of the steps with a linear warmup.
-        n_best_size, max_answer_length: post-processing (official 20, 30).
-        strategy: str. `albert_keras.training.get_strategy` name.
-        mixed_precision: str. `"auto"` (bfloat16 where the hardware computes it natively),
-            `"float32"`, `"mixed_bfloat16"` or `"mixed_float16"` (see `finetune_glue`).
-        seed: int. Seeds Keras (head init, dropout) and the shuffle.
+        settings: `FinetuneSquadSettings` (every setting, its default and what it does, written
+            once there; `albert-keras finetune-squad`'s flags are generated from it).
         verbose: 0 is silent; otherwise one progress line in steps every ~10 s (`StepProgress`).
-        overwrite: bool. Over an earlier run with other arguments in `output_dir`, remove what
-            it wrote (and nothing else) instead of refusing.
+        **overrides: settings as keyword arguments, alone or over `settings`
+            (`finetune_squad(version="2.0", train_file=..., init_from=..., output_dir=...)`).
+
+    What the main settings mean for the run:
+        init_from: a `.keras` path or a model with a backbone (see `finetune_glue`); a saved
+            `AlbertQuestionAnswerer` with the same head goes on with its trained head.
+        output_dir: created if needed; new, empty or an earlier `finetune-squad` run's
+            (`pipelines.output_folder`), else refused before training.
+        source: `"tfds"` reads `squad/v1.1` or `squad/v2.0` (train and validation) from
+            `tfds_data_dir` instead of `train_file` / `predict_file`.
+        spm_model: default beside an `init_from` path.
+        epochs: 0 trains nothing: the model predicts as it is.
+        mixed_precision: `"auto"` (bfloat16 where the hardware computes it natively),
+            `"float32"`, `"mixed_bfloat16"` or `"mixed_float16"` (see `finetune_glue`).
 
     Returns:
         dict: what `metrics.json` holds.
 
     Example (not run as a doctest: SQuAD's full train and dev files, not in the repository;
     tests/training runs it on a small file):
-    >>> finetune_squad("2.0", "train-v2.0.json", "dev-v2.0.json", "albert.keras", "out/")
-    ... # doctest: +SKIP
+    >>> finetune_squad(version="2.0", train_file="train-v2.0.json",
+    ...                predict_file="dev-v2.0.json", init_from="albert.keras",
+    ...                output_dir="out/")  # doctest: +SKIP
     """
+    s = resolve_settings(FinetuneSquadSettings, settings, overrides)
     started = time.time()
-    if version not in LEARNING_RATES:
-        raise ValueError(f"version={version!r}: choose 1.1 or 2.0")
-    learning_rate = LEARNING_RATES[version] if learning_rate is None else learning_rate
-    if epochs < 0 or not 0 <= warmup_proportion <= 1:
-        raise ValueError(f"epochs={epochs} must be >= 0, warmup_proportion in [0, 1]")
-    check_outside("--model", model, output_dir)
-    keras.utils.set_random_seed(seed)
-    train, predict = _read(version, source, train_file, predict_file, tfds_data_dir, epochs)
-    spm_path = find_spm_model(model, spm_model)
-    settings = {
-        "max_seq_length": max_seq_length,
-        "doc_stride": doc_stride,
-        "max_query_length": max_query_length,
-    }
-    predict_features = make_squad_features(predict, spm_path, **settings)
-    # Checked before training: with nothing to predict, the prediction step used to fail after
-    # the whole fine-tuning, and the model with it.
-    _check_usable(predict, predict_features, "--predict_file")
-    train_features = None
-    if epochs > 0:
-        train_features = make_squad_features(train, spm_path, is_training=True, **settings)
-        _check_usable(train, train_features, "--train_file")
-    hyperparameters = {
-        **settings,
-        "batch_size": batch_size,
-        "epochs": epochs,
-        "learning_rate": learning_rate,
-        "warmup_proportion": warmup_proportion,
-        "n_best_size": n_best_size,
-        "max_answer_length": max_answer_length,
-        "seed": seed,
-        "strategy": strategy,
-    }
-    run = {"version": version, "source": source, "train": getattr(train, "source", None),
-           "predict": predict.source, "model": _model_name(model), "spm_model": str(spm_path),
-           "head": head, "mixed_precision": mixed_precision, **hyperparameters}  # fmt: skip
+    check_outside("--init_from", s.init_from, s.output_dir)
+    keras.utils.set_random_seed(s.seed)
+    data = _read_features(s)
+    hyperparameters = _hyperparameters(s)
+    run = {"version": s.version, "source": s.source, "train": getattr(data.train, "source", None),
+           "predict": data.predict.source, "model": _model_name(s.init_from),
+           "spm_model": str(data.spm_path), "head": s.head,
+           "mixed_precision": s.mixed_precision, **hyperparameters}  # fmt: skip
 
-    distribution = get_strategy(strategy)
-    with OutputFolder(output_dir, "albert-keras finetune-squad", run, overwrite=overwrite) as out:
-        with _scope(distribution):
-            loaded, backbone, model_name = load_model_file(model)
-            trained = loaded if isinstance(loaded, AlbertQuestionAnswerer) else None
-            head = head or (trained.head if trained else "simple" if version == "1.1" else "v2")
-            precision, why = choose_precision(mixed_precision, distribution)
-            print(f"mixed precision: {precision} ({why})")
-            backbone = in_precision(backbone, precision)
-            _check_compatible(backbone, max_seq_length, spm_path, predict_features)
-            answerer = AlbertQuestionAnswerer(backbone, head=head)
-            if trained is not None and trained.head == head:
-                # A fine-tuned answerer goes on with its own head (to predict, or train further).
-                answerer.set_weights(trained.get_weights())
-                print(f"{model_name}: its trained {head} head kept")
-            elif trained is not None:
-                print(f"{model_name}: its {trained.head} head dropped for a new {head} head")
+    distribution = get_strategy(s.strategy)
+    with OutputFolder(
+        s.output_dir, "albert-keras finetune-squad", run, overwrite=s.overwrite
+    ) as out:
+        answerer, precision, model_name = _build_answerer(s, distribution, data)
         steps, history = 0, {}
-        if train_features is not None:
+        if data.train_features is not None:
             steps, history = _train(
-                answerer, distribution, train_features, hyperparameters, precision, verbose
+                answerer, distribution, data.train_features, hyperparameters, precision, verbose
             )
         # Saved before predicting: whatever happens next, the fine-tuning is not lost.
         with writing(out, "model.keras") as path:
             save_keras(answerer, path)
-        summary = {"version": version, "head": head, "predict_examples": len(predict)}
+        summary = {"version": s.version, "head": answerer.head,
+                   "predict_examples": len(data.predict)}  # fmt: skip
         files = _predict_and_score(
-            out, answerer, version, predict, predict_features, hyperparameters, summary
+            out, answerer, s.version, data.predict, data.predict_features, hyperparameters, summary
         )
         summary.update(
             {
-                "train_examples": len(train) if train is not None else 0,
-                "train_features": len(train_features) if train_features is not None else 0,
-                "predict_features": len(predict_features),
-                "skipped": {"train": getattr(train, "skipped", {}), "predict": predict.skipped},
+                "train_examples": len(data.train) if data.train is not None else 0,
+                "train_features": len(data.train_features)
+                if data.train_features is not None
+                else 0,
+                "predict_features": len(data.predict_features),
+                "skipped": {
+                    "train": getattr(data.train, "skipped", {}),
+                    "predict": data.predict.skipped,
+                },
                 "steps": steps,
                 "history": history,
                 "hyperparameters": hyperparameters,
                 "model": model_name,
-                "spm_model": str(spm_path),
+                "spm_model": str(data.spm_path),
                 "files": [*files, "model.keras"],
                 "wall_seconds": round(time.time() - started, 1),
             }
@@ -195,6 +132,88 @@ def finetune_squad(
         with writing(out, "metrics.json") as path:
             atomic_write.write_json(path, summary)
     return summary
+
+
+# === Steps ===
+
+
+class _SquadData(NamedTuple):
+    """The examples read and the features made from them (train ones: None with 0 epochs)."""
+
+    train: object
+    predict: object
+    spm_path: object
+    train_features: object
+    predict_features: object
+
+
+def _read_features(s: FinetuneSquadSettings) -> _SquadData:
+    """Reads the SQuAD files and makes their features; refuses, before anything is trained,
+    a file that gives no question to train on or predict."""
+    train, predict = _read(s.version, s.source, s.train_file, s.predict_file, s.tfds_data_dir,
+                           s.epochs)  # fmt: skip
+    spm_path = find_spm_model(s.init_from, s.spm_model)
+    features = _feature_settings(s)
+    predict_features = make_squad_features(predict, spm_path, **features)
+    # Checked before training: with nothing to predict, the prediction step used to fail after
+    # the whole fine-tuning, and the model with it.
+    _check_usable(predict, predict_features, "--predict_file")
+    train_features = None
+    if s.epochs > 0:
+        train_features = make_squad_features(train, spm_path, is_training=True, **features)
+        _check_usable(train, train_features, "--train_file")
+    return _SquadData(train, predict, spm_path, train_features, predict_features)
+
+
+def _feature_settings(s: FinetuneSquadSettings) -> dict:
+    return {
+        "max_seq_length": s.max_seq_length,
+        "doc_stride": s.doc_stride,
+        "max_query_length": s.max_query_length,
+    }
+
+
+def _hyperparameters(s: FinetuneSquadSettings) -> dict:
+    """What the run records and `metrics.json` reports (keys and order as they always were)."""
+    return {
+        **_feature_settings(s),
+        "batch_size": s.batch_size,
+        "epochs": s.epochs,
+        "learning_rate": s.learning_rate_or_default(),
+        "warmup_proportion": s.warmup_proportion,
+        "n_best_size": s.n_best_size,
+        "max_answer_length": s.max_answer_length,
+        "seed": s.seed,
+        "strategy": s.strategy,
+    }
+
+
+def _build_answerer(s: FinetuneSquadSettings, distribution, data: _SquadData):
+    """Loads `init_from` under `distribution` and puts a question-answering head on its
+    backbone (a fine-tuned answerer's own, where it has the head asked for); returns
+    (answerer, precision, the model's name)."""
+    with _scope(distribution):
+        loaded, backbone, model_name = load_model_file(s.init_from)
+        note = check_model_vocabulary(loaded, model_name, str(data.spm_path))
+        if note:
+            print(note)
+        trained = loaded if isinstance(loaded, AlbertQuestionAnswerer) else None
+        head = s.head or (trained.head if trained else "simple" if s.version == "1.1" else "v2")
+        precision, why = choose_precision(s.mixed_precision, distribution)
+        print(f"mixed precision: {precision} ({why})")
+        backbone = in_precision(backbone, precision)
+        _check_compatible(backbone, s.max_seq_length, data.spm_path, data.predict_features)
+        # Its vocabulary (with its sha256) and sequence length travel in model.keras, so the
+        # loaded model answers questions on text (`albert-keras predict`).
+        preprocessor = squad_preprocessor(data.spm_path, s.max_seq_length)
+        answerer = AlbertQuestionAnswerer(backbone, head=head, preprocessor=preprocessor)
+        if trained is not None and trained.head == head:
+            # A fine-tuned answerer goes on with its own head (to predict, or train further).
+            answerer.set_weights(trained.get_weights())
+            print(f"{model_name}: its trained {head} head kept")
+        elif trained is not None:
+            print(f"{model_name}: its {trained.head} head dropped for a new {head} head")
+    return answerer, precision, model_name
 
 
 def _train(answerer, distribution, features, hyperparameters, precision, verbose):
@@ -270,17 +289,17 @@ def _model_name(model) -> str:
 
 
 def _read(version, source, train_file, predict_file, data_dir, epochs):
+    """The train examples (None with 0 epochs) and the predict ones, from JSON files or tfds;
+    refuses a file of the other SQuAD version."""
+    train = None
     if source == "json":
-        if predict_file is None or (epochs > 0 and train_file is None):
-            raise ValueError("--predict_file (and --train_file unless --epochs 0) are required")
-        train = read_squad_json(train_file, is_training=True) if epochs > 0 else None
+        if epochs > 0:
+            train = read_squad_json(train_file, is_training=True)
         predict = read_squad_json(predict_file, is_training=False)
-    elif source == "tfds":
-        train = read_squad_tfds(version, "train", is_training=True, data_dir=data_dir) if (
-            epochs > 0) else None  # fmt: skip
-        predict = read_squad_tfds(version, "validation", is_training=False, data_dir=data_dir)
     else:
-        raise ValueError(f"source={source!r}: choose 'json' or 'tfds'")
+        if epochs > 0:
+            train = read_squad_tfds(version, "train", is_training=True, data_dir=data_dir)
+        predict = read_squad_tfds(version, "validation", is_training=False, data_dir=data_dir)
     for examples in (train, predict):
         if examples is not None and examples.version != version:
             raise ValueError(

@@ -176,7 +176,8 @@ def test_the_model_is_saved_before_predicting(squad_model, tmp_path, monkeypatch
 
     monkeypatch.setattr(squad_job, "squad_predictions", broken)
     with pytest.raises(RuntimeError, match="prediction step failed"):
-        squad_job.finetune_squad("2.0", train, train, squad_model, tmp_path / "out",
+        squad_job.finetune_squad(version="2.0", train_file=train, predict_file=train,
+                                 init_from=squad_model, output_dir=tmp_path / "out",
                                  max_seq_length=32, doc_stride=16, max_query_length=8,
                                  batch_size=4, epochs=1, strategy="cpu")  # fmt: skip
     import keras

@@ -47,7 +47,7 @@ def squad_files(tmp_path_factory, shared_data):
 def test_v2_run_writes_official_files(tmp_path, saved_model, squad_files, capsys):
     train, dev = squad_files
     code = cli.main(["finetune-squad", "--version", "2.0", "--train_file", str(train),
-                     "--predict_file", str(dev), "--model", str(saved_model),
+                     "--predict_file", str(dev), "--init_from", str(saved_model),
                      "--output_dir", str(tmp_path / "out"), "--epochs", "1", *SMALL])  # fmt: skip
     assert code == 0
     out = tmp_path / "out"
@@ -80,6 +80,7 @@ def test_v2_run_writes_official_files(tmp_path, saved_model, squad_files, capsys
     assert f"step {steps}/{steps} (100%)" in printed and "Epoch" not in printed  # in steps
 
     # The fine-tuned model.keras, predicting only: its trained head is kept (same answers).
+    # `--model`, the flag's name before `--init_from`, still works.
     code = cli.main(["finetune-squad", "--version", "2.0", "--predict_file", str(dev),
                      "--model", str(out / "model.keras"), "--spm_model",
                      str(saved_model.parent / "spm.model"), "--output_dir",

@@ -1,0 +1,139 @@
+"""`FinetuneSquadSettings`: every setting of `albert-keras finetune-squad`, each default written
+once."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+
+from albert_keras_settings.choices import PRECISIONS, STRATEGIES
+from albert_keras_settings.setting import check_choices, check_positive, setting
+
+# The official learning rates (release README); every other default is shared.
+LEARNING_RATES = {"1.1": 5e-5, "2.0": 3e-5}
+SOURCES = ("json", "tfds")
+HEADS = ("simple", "v2")
+# Settings that may be given as `pathlib.Path` from Python; kept as `str` (what a flag gives).
+PATHS = ("train_file", "predict_file", "tfds_data_dir", "output_dir", "spm_model")
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class FinetuneSquadSettings:
+    """The settings of one SQuAD fine-tuning run (`albert_keras.training.finetune_squad`).
+
+    Made from keyword arguments or from `albert-keras finetune-squad`'s flags, which are
+    generated from these fields (`albert_keras_settings.settings_flags`); checked when made, so a
+    bad value fails before anything is read or written. Frozen: `dataclasses.replace` gives a
+    changed copy. The defaults are the release README's: features 384 / 128 / 64, batch 48,
+    2 epochs, 10% warmup, n-best 20, answers of at most 30 pieces.
+
+    Args:
+        version: `"1.1"` or `"2.0"`.
+        train_file, predict_file: SQuAD JSON paths (`source="json"`); `train_file` may be None
+            with `epochs=0` (predict only).
+        init_from: the weights to start from (`--init_from`, or `--model` as before): a `.keras`
+            path holding an `AlbertBackbone` or a model with a `.backbone` (an
+            `AlbertQuestionAnswerer` keeps its trained head), or such a model in memory.
+        output_dir: the run's folder: new, empty or an earlier `finetune-squad` run's.
+        head: `"simple"` or `"v2"`; `None`: a saved `AlbertQuestionAnswerer`'s own head, else
+            simple for 1.1 and v2 for 2.0.
+        learning_rate: `None`: 5e-5 (1.1) or 3e-5 (2.0), `learning_rate_or_default()`.
+        ...: one per field below; each field's help says what it does.
+
+    Example:
+    >>> s = FinetuneSquadSettings(version="2.0", train_file="train-v2.0.json",
+    ...                           predict_file="dev-v2.0.json", init_from="albert.keras",
+    ...                           output_dir="out/")
+    >>> s.batch_size, s.epochs, s.learning_rate_or_default()
+    (48, 2.0, 3e-05)
+    >>> FinetuneSquadSettings(version="2.0", predict_file="dev-v2.0.json",
+    ...                       init_from="albert.keras", output_dir="out/")
+    Traceback (most recent call last):
+    ValueError: --predict_file (and --train_file unless --epochs 0) are required
+    """
+
+    version: str = setting(help="the SQuAD version", choices=tuple(LEARNING_RATES))
+    train_file: str | None = setting(None, "SQuAD JSON for training (train-v2.0.json)")
+    predict_file: str | None = setting(None, "SQuAD JSON to predict (dev-v2.0.json)")
+    source: str = setting(
+        "json",
+        "json: --train_file / --predict_file; tfds: tensorflow_datasets squad/v1.1 or "
+        "squad/v2.0 (network on first use; --tfds_data_dir)",
+        choices=SOURCES,
+    )
+    tfds_data_dir: str | None = setting(None, "tensorflow_datasets data folder")
+    init_from: str = setting(
+        help="start from these weights: a saved AlbertBackbone / AlbertPretrainer / any model "
+        "with a .backbone (.keras); its backbone is fine-tuned"
+    )
+    output_dir: str = setting(
+        help="the run's folder: model.keras, predictions.json, nbest_predictions.json, "
+        "metrics.json (null_odds.json for 2.0)"
+    )
+    overwrite: bool = setting(
+        False,
+        "when --output_dir holds an earlier `albert-keras finetune-squad` run with other "
+        "arguments, remove only the files that run wrote (listed in its .albert-keras.json) and "
+        "start anew; other files, and folders of other commands, are never touched. Without it "
+        "such a folder is refused; the same arguments resume",
+    )
+    spm_model: str | None = setting(
+        None, "SentencePiece .model; none: spm.model or the only *.model beside --init_from"
+    )
+    head: str | None = setting(
+        None, "none: a fine-tuned model's own head, else simple (1.1), v2 (2.0)", choices=HEADS
+    )
+    max_seq_length: int = setting(384, "pieces per feature (question, context, [CLS], [SEP]s)")
+    doc_stride: int = setting(128, "pieces between the starts of a long context's windows")
+    max_query_length: int = setting(64, "questions are cut to this many pieces")
+    batch_size: int = setting(48, "training batch")
+    epochs: float = setting(
+        2.0, "passes over the training features; 0: predict with the model as is"
+    )
+    learning_rate: float | None = setting(None, "peak; none: 5e-5 (1.1), 3e-5 (2.0)")
+    warmup_proportion: float = setting(0.1, "fraction of the steps with a linear warmup")
+    n_best_size: int = setting(20, "candidate answers kept per question")
+    max_answer_length: int = setting(30, "longest answer, in pieces")
+    strategy: str = setting(
+        "auto",
+        "how training spreads over devices (albert_keras.training.get_strategy); auto: a TPU, "
+        "else several workers (TF_CONFIG), else every GPU, else the CPU",
+        choices=STRATEGIES,
+    )
+    seed: int = setting(12345, "seeds the head's initial weights, dropout and the shuffle")
+    mixed_precision: str = setting(
+        "auto",
+        "auto: bfloat16 where the hardware computes it natively (TPU, GPU >= 8.0, CPU with "
+        "AVX512_BF16 / AMX and oneDNN), float16 on GPU 7.x, else float32; printed at start",
+        choices=PRECISIONS,
+    )
+
+    def __post_init__(self):
+        for name in PATHS:  # a Path and its str are the same setting
+            value = getattr(self, name)
+            if isinstance(value, os.PathLike):
+                object.__setattr__(self, name, os.fspath(value))
+        if isinstance(self.init_from, os.PathLike):  # (or a keras.Model, kept as it is)
+            object.__setattr__(self, "init_from", os.fspath(self.init_from))
+        check_choices(self)
+        check_positive(
+            self,
+            "max_seq_length",
+            "doc_stride",
+            "max_query_length",
+            "batch_size",
+            "n_best_size",
+            "max_answer_length",
+        )
+        if self.epochs < 0 or not 0 <= self.warmup_proportion <= 1:
+            raise ValueError(f"epochs={self.epochs} must be >= 0, warmup_proportion in [0, 1]")
+        if self.source == "json" and (
+            self.predict_file is None or (self.epochs > 0 and self.train_file is None)
+        ):
+            raise ValueError("--predict_file (and --train_file unless --epochs 0) are required")
+
+    def learning_rate_or_default(self) -> float:
+        """`learning_rate`, or the official one for `version` where it is `None`."""
+        if self.learning_rate is None:
+            return LEARNING_RATES[self.version]
+        return self.learning_rate
