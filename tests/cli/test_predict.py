@@ -16,6 +16,7 @@ from finetuned_classifier import finetune_tiny_sst2
 from albert_keras.models import AlbertBackbone, AlbertClassifier
 from albert_keras.preprocessing import AlbertPreprocessor, AlbertTokenizer
 from albert_keras_cli.main import main
+from pipelines.vocabulary_identity import file_sha256
 
 LINES = ["a film I loved", "", "the cat sat on the mat", "Ünïcode ``quoted''", "dull\0 day"]
 
@@ -105,6 +106,7 @@ def test_flag_errors_are_one_line_before_tensorflow(finetuned, tmp_path):
         "is the --input file": [*model, "--input", str(taken), "--output", str(taken),
                                 "--overwrite"],
         "--batch_size must be positive, got 0": [*model, "--batch_size", "0"],
+        "--doc_stride must be positive, got 0": [*model, "--doc_stride", "0"],
         "--sequence_length needs --spm_model": [*model, "--sequence_length", "16"],
         "--spm_model nowhere.model: no such file": [*model, "--spm_model", "nowhere.model"],
     }  # fmt: skip
@@ -161,9 +163,44 @@ def test_a_model_saved_without_preprocessor_reads_text_with_spm_model(finetuned,
     assert "saved without a preprocessor" in capsys.readouterr().err
     spm = model_path.parent.parent / "spm.model"
     assert main([*argv, "--spm_model", str(spm), "--sequence_length", "16"]) == 0
+    assert capsys.readouterr().err.splitlines()[0] == (
+        f"{bare_path} carries no vocabulary sha256 (saved without one): --spm_model {spm} is "
+        "not checked against it"
+    )
     rows = [json.loads(line) for line in output.read_text(encoding="utf-8").splitlines()]
     expected = _expected_probabilities(model_path, LINES)
     np.testing.assert_allclose([r["probabilities"] for r in rows], expected, rtol=0, atol=1e-6)
     argv = ["predict", "--model", str(model_path), "--input", str(source), "--spm_model", str(spm)]
+    assert main(argv) == 0  # the vocabulary it carries: accepted
+    assert main([*argv, "--sequence_length", "8"]) == 2
+    assert "carries its own sequence length (16)" in capsys.readouterr().err
+
+
+def test_a_mismatched_vocabulary_is_refused_by_predict_and_finetune_glue(
+    finetuned, tmp_path, capsys, shared_data
+):
+    model_path, glue_dir, _ = finetuned
+    other = shared_data / "vocab" / "30k-clean.reconstructed.model"
+    source = tmp_path / "lines.txt"
+    source.write_text("a film I loved\n", encoding="utf-8")
+    spm = model_path.parent.parent / "spm.model"
+    refusal = (
+        f"--spm_model {other} (sha256 {file_sha256(other)[:12]}) is not the vocabulary "
+        f"{model_path} was trained with (sha256 {file_sha256(spm)[:12]}): give that one"
+    )
+    argv = [
+        "predict",
+        "--model",
+        str(model_path),
+        "--input",
+        str(source),
+        "--spm_model",
+        str(other),
+    ]
     assert main(argv) == 2
-    assert "carries its own preprocessor" in capsys.readouterr().err
+    assert capsys.readouterr().err == f"albert-keras predict: error: {refusal}\n"
+    argv = ["finetune-glue", "--task", "SST-2", "--glue_dir", str(glue_dir), "--init_from",
+            str(model_path), "--spm_model", str(other), "--output_dir", str(tmp_path / "again"),
+            "--max_steps", "1", "--batch_size", "4", "--max_seq_length", "16"]  # fmt: skip
+    assert main(argv) == 2
+    assert capsys.readouterr().err.splitlines()[-1].endswith(refusal)
