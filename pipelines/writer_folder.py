@@ -45,7 +45,7 @@ def writer_folder(
 
     Args:
         output_dir: str. The shard folder (a remote one is neither checked nor locked).
-        settings: dict. `pretraining_data.writer_settings(...)`.
+        settings: dict. `writer_settings.recorded_settings(...)`.
         files: list of str. The input files (or, where they are listed on workers, patterns).
         spm_model: str. The SentencePiece model: its bytes' hash is an argument.
         num_tasks, task_index: int. This machine's share of a multi-machine run.
