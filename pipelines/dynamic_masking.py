@@ -160,6 +160,44 @@ def _apply_masks(input_ids, positions, used, first_draw, second_draw, random_ids
     return write_rows(input_ids, positions, replacement, used), labels
 
 
+def _predictions(input_ids, candidates_so_far, spans, seeds, *, mask_id: int,
+                 first_random_id: int, vocabulary_size: int) -> dict[str, tf.Tensor]:  # fmt: skip
+    """Step 4: the tokens of `spans` as prediction slots sorted by position, and the masked ids.
+
+    `seeds` are two stateless seeds; returns the features of `mask_whole_word_ngrams`.
+    """
+    lo, hi, num_spans = spans
+    batch_size, num_slots = tf.shape(input_ids)[0], lo.shape[1]
+    ranks, slot_used = spans_to_ranks(lo, hi, num_spans)
+    # Rank r sits at the first position where more than r candidates have been seen.
+    slot_positions = tf.where(slot_used, tf.searchsorted(candidates_so_far, ranks, side="right"), 0)
+    masked_ids, labels = _apply_masks(
+        input_ids,
+        slot_positions,
+        slot_used,
+        *_replacement_draws((batch_size, num_slots), seeds, first_random_id, vocabulary_size),
+        mask_id,
+    )
+    return {
+        "input_ids": masked_ids,
+        "masked_lm_positions": tf.cast(slot_positions, input_ids.dtype),
+        "masked_lm_ids": labels,
+        "masked_lm_weights": tf.cast(slot_used, tf.float32),
+    }
+
+
+def _span_words(words_cum, spans, seq_length: int) -> tf.Tensor:
+    """The length in words of each chosen span (B, P), 0-padded: the words whose first rank lies
+    in [lo, hi) (`words_cum` is sorted along each row)."""
+    lo, hi, num_spans = spans
+    first_ranks = words_cum[:, :seq_length]
+    return tf.where(
+        tf.range(lo.shape[1])[None, :] < num_spans[:, None],
+        tf.searchsorted(first_ranks, hi) - tf.searchsorted(first_ranks, lo),
+        0,
+    )
+
+
 # === Public ===
 
 
@@ -218,44 +256,19 @@ def mask_whole_word_ngrams(
     batch_size, num_slots = tf.shape(input_ids)[0], max_predictions_per_seq
     seeds = tf.unstack(tf.random.experimental.stateless_split(seed, num=6))
     candidates_so_far, words_cum, num_words, budget = word_structure(
-        input_ids,
-        input_mask,
-        token_boundary,
-        (pad_id, cls_id, sep_id),
-        max_ngram,
-        masked_lm_prob,
+        input_ids, input_mask, token_boundary, (pad_id, cls_id, sep_id), max_ngram, masked_lm_prob,
         num_slots,
-    )
-    lo, hi, num_spans = _choose_spans(
+    )  # fmt: skip
+    spans = _choose_spans(
         (batch_size, input_ids.shape[1]), num_slots, max_ngram, seeds[:4],
         candidates_so_far, words_cum, num_words, budget,
     )  # fmt: skip
-
-    # === Prediction slots, sorted by position ===
-    ranks, slot_used = spans_to_ranks(lo, hi, num_spans)
-    # Rank r sits at the first position where more than r candidates have been seen.
-    slot_positions = tf.where(slot_used, tf.searchsorted(candidates_so_far, ranks, side="right"), 0)
-    masked_ids, labels = _apply_masks(
-        input_ids,
-        slot_positions,
-        slot_used,
-        *_replacement_draws((batch_size, num_slots), seeds[4:], first_random_id, vocabulary_size),
-        mask_id,
-    )
-    masks = {
-        "input_ids": masked_ids,
-        "masked_lm_positions": tf.cast(slot_positions, input_ids.dtype),
-        "masked_lm_ids": labels,
-        "masked_lm_weights": tf.cast(slot_used, tf.float32),
-    }
+    masks = _predictions(
+        input_ids, candidates_so_far, spans, seeds[4:], mask_id=mask_id,
+        first_random_id=first_random_id, vocabulary_size=vocabulary_size,
+    )  # fmt: skip
     if return_span_words:
-        # Words whose first rank lies in [lo, hi); words_cum is sorted along each row.
-        first_ranks = words_cum[:, : input_ids.shape[1]]
-        masks["masked_span_words"] = tf.where(
-            tf.range(num_slots)[None, :] < num_spans[:, None],
-            tf.searchsorted(first_ranks, hi) - tf.searchsorted(first_ranks, lo),
-            0,
-        )
+        masks["masked_span_words"] = _span_words(words_cum, spans, input_ids.shape[1])
     return masks
 
 
