@@ -33,7 +33,8 @@ def finetune_tiny_sst2(folder: pathlib.Path, spm: pathlib.Path):
     shutil.copy(spm, folder / "spm.model")
     glue_dir = write_tiny_sst2(folder / "glue")
     finetune_glue(
-        "SST-2", glue_dir, folder / "backbone.keras", folder / "sst2",
+        task="SST-2", glue_dir=glue_dir, init_from=folder / "backbone.keras",
+        output_dir=folder / "sst2",
         max_steps=4, batch_size=4, max_seq_length=SEQUENCE_LENGTH, learning_rate=1e-3,
         eval_every=2, patience=0, seed=0, jit_compile=False, mixed_precision="float32",
     )  # fmt: skip

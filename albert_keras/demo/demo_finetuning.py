@@ -58,10 +58,10 @@ def run_finetuning(
         model = out / ("pretrain" if start == "pretrained" else "untrained") / "model.keras"
         print(f"--- fine-tuning the {start} model ---", flush=True)
         results[start] = finetune_glue(
-            task,
-            str(glue_dir),
-            str(model),
-            str(out / "finetune" / start),
+            task=task,
+            glue_dir=str(glue_dir),
+            init_from=str(model),
+            output_dir=str(out / "finetune" / start),
             spm_model=spm_model,
             max_steps=steps,
             batch_size=batch_size,

@@ -2,11 +2,16 @@
 
 As the official `run_classifier.py` + `run_glue.sh`: per-task defaults (learning rate, batch,
 warmup, steps; max_seq_length 512), the official AdamWeightDecay (Adam without bias correction,
-weight decay 0.01 not on LayerNorm or biases) under warmup + linear decay, gradients clipped to norm 1, dropout 0.1 on the pooled output,
-evaluation of the dev split every `eval_every` steps and the best checkpoint kept. We add early
-stopping on the task's main dev metric (`--patience` evaluations without improvement).
+weight decay 0.01 not on LayerNorm or biases) under warmup + linear decay, gradients clipped to
+norm 1, dropout 0.1 on the pooled output, evaluation of the dev split every `eval_every` steps
+and the best checkpoint kept. We add early stopping on the task's main dev metric (`patience`
+evaluations without improvement) and run under a distribution strategy (`--strategy`, as
+`pretrain`): the classifier is built, trained and scored inside it.
 
-Outputs in `--output_dir`: `model.keras` (the best fine-tuned `AlbertClassifier`, with the
+The flow: read the task's splits -> load the backbone under the strategy -> build and compile
+the classifier -> `fit` with dev evaluations -> score and predict -> write.
+
+Outputs in `output_dir`: `model.keras` (the best fine-tuned `AlbertClassifier`, with the
 `AlbertPreprocessor` it was trained through: it predicts on strings), `metrics.json`
 (`{"task", "split", "num_examples", "metrics", ...}` for the best model on dev),
 `dev_predictions/TASK.tsv` and, where GLUE_DIR has test files, `submission/TASK.tsv` (plus
@@ -16,7 +21,6 @@ Outputs in `--output_dir`: `model.keras` (the best fine-tuned `AlbertClassifier`
 from __future__ import annotations
 
 import math
-import os
 import pathlib
 import time
 
@@ -34,6 +38,7 @@ from albert_keras.glue.tfds_reader import read_glue_tfds
 from albert_keras.glue.tsv_reader import read_glue_tsv
 from albert_keras.models import AlbertClassifier
 from albert_keras.optimizers import AdamWeightDecay, WarmupLinearDecay
+from albert_keras.training import strategy as strategies
 from albert_keras.training.model_files import (
     check_outside,
     find_spm_model,
@@ -41,135 +46,166 @@ from albert_keras.training.model_files import (
     save_keras,
     writing,
 )
-from albert_keras.training.precision import choose_precision, in_precision, loss_scaled
+from albert_keras.training.precision import in_precision, loss_scaled
 from albert_keras.training.step_progress import progress_callbacks
 from albert_keras.training.stop_at_step import StopAtStep
 from albert_keras.training.warmup_early_stopping import WarmupEarlyStopping
+from albert_keras_settings import FinetuneGlueSettings, resolve_settings
 from pipelines import atomic_write
 from pipelines.output_folder import OutputFolder
+from pipelines.vocabulary_identity import check_model_vocabulary
+
+JIT_COMPILE = {"auto": "auto", "true": True, "false": False}  # "auto": Keras's own choice
 
 
 def finetune_glue(
-    task: str | GlueTask,
-    glue_dir: str | os.PathLike | None,
-    model: str | os.PathLike | keras.Model,
-    output_dir: str | os.PathLike,
-    *,
-    spm_model: str | os.PathLike | None = None,
-    source: str = "tsv",
-    max_steps: int | None = None,
-    batch_size: int | None = None,
-    max_seq_length: int | None = None,
-    learning_rate: float | None = None,
-    warmup_steps: int | None = None,
-    eval_every: int | None = None,
-    patience: int = 5,
-    seed: int = 12345,
-    jit_compile: str | bool = "auto",
-    mixed_precision: str = "auto",
-    verbose: str | int = 0,
-    overwrite: bool = False,
+    settings: FinetuneGlueSettings | None = None, /, *, verbose: str | int = 0, **overrides
 ) -> dict:
     """Fine-tunes a backbone on one GLUE task; writes the model, metrics and predictions.
 
     Args:
-        task: str or GlueTask. `"CoLA"`, `"SST-2"`, `"MRPC"`, `"STS-B"`, `"QQP"`, `"MNLI"`,
-            `"QNLI"`, `"RTE"` or `"WNLI"` (AX predictions come with MNLI).
-        glue_dir: path. GLUE's download (`GLUE_DIR/TASK/*.tsv`); tfds's data_dir for "tfds".
-        model: a `.keras` path, or a model: an `AlbertBackbone`, or a model with a `.backbone`
-            (`AlbertPretrainer`, `AlbertClassifier`). A path is loaded; a model is used in place.
-        output_dir: path. Created if needed; new, empty or an earlier `finetune-glue` run's
-            (`pipelines.output_folder`): anything else, `model`'s own folder included, is
-            refused before training.
-        spm_model: path. The SentencePiece model; default `spm.model` (or the only `*.model`)
-            beside a `model` path.
-        source: str. `"tsv"` (GLUE's files) or `"tfds"` (`tensorflow_datasets`, network).
-        max_steps, batch_size, max_seq_length, learning_rate: override the official defaults.
-        warmup_steps: int. Default: the official warmup fraction of `max_steps`.
-        eval_every: int. Steps between dev evaluations (default: the official checkpoint
-            interval).
-        patience: int. Evaluations without improvement before stopping; 0 never stops early.
-        seed: int. Seeds Keras (head init, dropout) and the shuffle.
-        jit_compile: `"auto"` (Keras's choice: XLA on GPU / TPU, not on CPU) or a bool.
-        mixed_precision: str. `"auto"` (bfloat16 where the hardware computes it natively, see
-            `albert_keras.training.precision`), `"float32"`, `"mixed_bfloat16"` or
-            `"mixed_float16"`. A backbone in another policy is copied into this one.
+        settings: `FinetuneGlueSettings` (every setting, its default and what it does, written
+            once there; `albert-keras finetune-glue`'s flags are generated from it).
         verbose: 0 is silent; otherwise one progress line in steps every ~10 s (`StepProgress`).
-        overwrite: bool. Over an earlier run with other arguments in `output_dir`, remove what
-            it wrote (and nothing else) instead of refusing.
+        **overrides: settings as keyword arguments, alone or over `settings`
+            (`finetune_glue(task="RTE", glue_dir=..., init_from=..., output_dir=...)`).
+
+    What the main settings mean for the run:
+        init_from: a path is loaded inside the strategy; a model in memory is copied into it
+            (its weights, not the object, are fine-tuned).
+        output_dir: created if needed; new, empty or an earlier `finetune-glue` run's
+            (`pipelines.output_folder`): anything else, `init_from`'s own folder included, is
+            refused before training.
+        spm_model: default `spm.model` (or the only `*.model`) beside an `init_from` path.
+        max_steps, batch_size, max_seq_length, learning_rate, warmup_steps, eval_every: `None`
+            takes the official value for the task; a shorter run keeps the official warmup
+            fraction.
+        mixed_precision: a backbone in another policy is copied into this one.
 
     Returns:
         dict: what `metrics.json` holds.
 
     Example:
-    >>> metrics = finetune_glue("RTE", "glue_data", "albert.keras", "out/rte", max_steps=4,
-    ...                         batch_size=8, max_seq_length=32)
+    >>> metrics = finetune_glue(task="RTE", glue_dir="glue_data", init_from="albert.keras",
+    ...                         output_dir="out/rte", max_steps=4, batch_size=8,
+    ...                         max_seq_length=32)
     >>> metrics["task"], metrics["split"], metrics["num_examples"], sorted(metrics["metrics"])
     ('RTE', 'dev', 277, ['accuracy'])
     """
+    s = resolve_settings(FinetuneGlueSettings, settings, overrides)
     started = time.time()
-    task = _trainable_task(task)
-    check_outside("--model", model, output_dir)
+    task = _trainable_task(s.task)
+    check_outside("--model", s.init_from, s.output_dir)
     # Seeds the head's initializer and dropout. First: seeding clears TF's kernel cache, which
     # would drop the SentencePiece op's resource of an encoder made before it.
-    keras.utils.set_random_seed(seed)
-    settings = _settings(task, max_steps, batch_size, max_seq_length, learning_rate,
-                         warmup_steps, eval_every, patience, seed)  # fmt: skip
-    read = _reader(source, glue_dir)
+    keras.utils.set_random_seed(s.seed)
+    hyperparameters = _hyperparameters(task, s)
+    read = _reader(s.source, s.glue_dir)
     train = read(task, "train")
     devs = {split: read(task, split) for split in task.dev_splits}
-    _, backbone, model_name = load_model_file(model)
-    precision, why = choose_precision(mixed_precision, None)
-    if verbose:
-        print(f"mixed precision: {precision} ({why})")
-    backbone = in_precision(backbone, precision)
-    settings["mixed_precision"] = precision
-    spm_path = find_spm_model(model, spm_model)
-    encoder = GlueEncoder(spm_path, settings["max_seq_length"])
-    _check_compatible(backbone, encoder, settings["max_seq_length"], spm_path)
-    run = {"task": task.name, "model": model_name, "spm_model": str(spm_path), "source": source,
-           "glue_dir": None if glue_dir is None else str(glue_dir), **settings}  # fmt: skip
-    with OutputFolder(output_dir, "albert-keras finetune-glue", run, overwrite=overwrite) as folder:
-        # The encoder's own preprocessor: saved in model.keras (vocabulary and the trained
-        # sequence length), so the model predicts on strings and exports with no extra flag.
-        classifier = AlbertClassifier(
-            backbone, num_classes=task.num_classes, dropout=0.1, preprocessor=encoder.preprocessor
-        )
-        schedule = WarmupLinearDecay(
-            settings["learning_rate"], settings["warmup_steps"], settings["max_steps"]
-        )
-        classifier.compile(
-            optimizer=loss_scaled(AdamWeightDecay(learning_rate=schedule), precision),
-            jit_compile=jit_compile,
-        )
-        dev_inputs = {
-            split: glue_dataset(dev, encoder, settings["batch_size"], with_labels=False)
-            for split, dev in devs.items()
-        }
-        train_data = glue_dataset(train, encoder, settings["batch_size"], training=True, seed=seed)
-        history, steps_trained = _fit(
-            classifier, task, train_data, dev_inputs, devs, settings, verbose
-        )
-        summary = _predict_and_write(
-            folder, classifier, task, read, encoder, devs, dev_inputs, settings["batch_size"]
-        )
-        best = max(history, key=lambda h: _finite(h[task.main_metric]))
+    distribution = strategies.get_strategy(s.strategy)
+    _check_replicas(hyperparameters["batch_size"], distribution)
+    with strategies.scope(distribution):
+        backbone, model_name, precision = _load_backbone(s, distribution, verbose)
+    hyperparameters["mixed_precision"] = precision
+    spm_path = find_spm_model(s.init_from, s.spm_model)
+    encoder = GlueEncoder(spm_path, hyperparameters["max_seq_length"])
+    _check_compatible(backbone, encoder, hyperparameters["max_seq_length"], spm_path)
+    run = {"task": task.name, "model": model_name, "spm_model": str(spm_path), "source": s.source,
+           "glue_dir": None if s.glue_dir is None else str(s.glue_dir), **hyperparameters}  # fmt: skip
+    with OutputFolder(
+        s.output_dir, "albert-keras finetune-glue", run, overwrite=s.overwrite
+    ) as folder:
+        with strategies.scope(distribution):
+            classifier = _compiled_classifier(
+                backbone, task, encoder, hyperparameters, JIT_COMPILE[s.jit_compile]
+            )
+            summary = _train_and_write(
+                folder, classifier, task, (train, devs, read), encoder, hyperparameters, verbose
+            )
         summary.update(
             {
-                "best_step": best["step"],
-                "steps_trained": steps_trained,
-                "stopped_early": steps_trained < settings["max_steps"],
-                "history": history,
-                "hyperparameters": settings,
                 "model": model_name,
                 "spm_model": str(spm_path),
                 "train_examples": len(train),
+                "distribution": strategies.describe(distribution),
                 "wall_seconds": round(time.time() - started, 1),
             }
         )
         with writing(folder, "metrics.json") as path:
             _write_json(path, summary)
     return summary
+
+
+# === Steps ===
+
+
+def _load_backbone(s: FinetuneGlueSettings, distribution, verbose) -> tuple:
+    """`(backbone, name, precision)`: the backbone of `s.init_from`, made inside `distribution`
+    (call it within its scope) and computing in the chosen precision."""
+    loaded, backbone, model_name = load_model_file(s.init_from)
+    spm_path = str(find_spm_model(s.init_from, s.spm_model))
+    note = check_model_vocabulary(loaded, model_name, spm_path)  # a mismatch is refused
+    if note and verbose:
+        print(note)
+    precision, why = strategies.choose_precision(s.mixed_precision, distribution)
+    if verbose:
+        print(f"mixed precision: {precision} ({why})")
+    if isinstance(s.init_from, keras.Model):
+        # Its variables were made outside the strategy, which must own what it trains.
+        return _copy(backbone, precision), model_name, precision
+    return in_precision(backbone, precision), model_name, precision
+
+
+def _compiled_classifier(backbone, task, encoder, hyperparameters, jit_compile):
+    """The task's `AlbertClassifier` over `backbone`, compiled with the official optimizer."""
+    # The encoder's own preprocessor: saved in model.keras (vocabulary and the trained sequence
+    # length), so the model predicts on strings and exports with no extra flag.
+    classifier = AlbertClassifier(
+        backbone,
+        num_classes=task.num_classes,
+        dropout=hyperparameters["classifier_dropout"],
+        preprocessor=encoder.preprocessor,
+    )
+    schedule = WarmupLinearDecay(
+        hyperparameters["learning_rate"],
+        hyperparameters["warmup_steps"],
+        hyperparameters["max_steps"],
+    )
+    optimizer = AdamWeightDecay(learning_rate=schedule)
+    classifier.compile(
+        optimizer=loss_scaled(optimizer, hyperparameters["mixed_precision"]),
+        jit_compile=jit_compile,
+    )
+    return classifier
+
+
+def _train_and_write(folder, classifier, task, data, encoder, hyperparameters, verbose) -> dict:
+    """Fine-tunes `classifier` on `data` (`(train, devs, read)`), then scores, predicts and
+    saves it (call it within the strategy's scope); returns the summary so far."""
+    train, devs, read = data
+    batch_size = hyperparameters["batch_size"]
+    dev_inputs = {
+        split: glue_dataset(dev, encoder, batch_size, with_labels=False)
+        for split, dev in devs.items()
+    }
+    seed = hyperparameters["seed"]
+    train_data = glue_dataset(train, encoder, batch_size, training=True, seed=seed)
+    history, steps_trained = _fit(
+        classifier, task, train_data, dev_inputs, devs, hyperparameters, verbose
+    )
+    summary = _predict_and_write(
+        folder, classifier, task, read, encoder, devs, dev_inputs, batch_size
+    )
+    best = max(history, key=lambda h: _finite(h[task.main_metric]))
+    return {
+        **summary,
+        "best_step": best["step"],
+        "steps_trained": steps_trained,
+        "stopped_early": steps_trained < hyperparameters["max_steps"],
+        "history": history,
+        "hyperparameters": hyperparameters,
+    }
 
 
 def _predict_and_write(folder, classifier, task, read, encoder, devs, dev_inputs, batch_size):
@@ -209,7 +245,7 @@ def _predict_and_write(folder, classifier, task, read, encoder, devs, dev_inputs
     return {**summary, "files": files, "skipped": skipped}
 
 
-def _fit(classifier, task, train_data, dev_inputs, devs, settings, verbose):
+def _fit(classifier, task, train_data, dev_inputs, devs, hyperparameters, verbose):
     """Trains `max_steps` steps (or until early stopping), scoring the first dev split every
     `eval_every` steps; leaves the classifier with the best-scoring weights. Returns the
     scores and the number of steps trained.
@@ -219,20 +255,22 @@ def _fit(classifier, task, train_data, dev_inputs, devs, settings, verbose):
     monitor = f"val_{task.main_metric}"
     best = _BestWeights(monitor)
     callbacks = [
-        StopAtStep(settings["eval_every"], settings["max_steps"]),
+        StopAtStep(hyperparameters["eval_every"], hyperparameters["max_steps"]),
         evaluation,  # before the two below: they read the val_* it adds to the logs
         best,
     ]
-    if settings["patience"]:
+    if hyperparameters["patience"]:
         # Not inside the warmup: the dev score says little while the learning rate rises.
         callbacks.append(
-            WarmupEarlyStopping(monitor, settings["patience"], settings["warmup_steps"])
+            WarmupEarlyStopping(
+                monitor, hyperparameters["patience"], hyperparameters["warmup_steps"]
+            )
         )
-    fit_verbose, progress = progress_callbacks(verbose, settings["max_steps"])
+    fit_verbose, progress = progress_callbacks(verbose, hyperparameters["max_steps"])
     classifier.fit(
         train_data,
-        steps_per_epoch=settings["eval_every"],
-        epochs=math.ceil(settings["max_steps"] / settings["eval_every"]),
+        steps_per_epoch=hyperparameters["eval_every"],
+        epochs=math.ceil(hyperparameters["max_steps"] / hyperparameters["eval_every"]),
         callbacks=callbacks + progress,
         shuffle=False,  # glue_dataset shuffles, seeded
         verbose=fit_verbose,
@@ -264,37 +302,43 @@ class _BestWeights(keras.callbacks.Callback):
             self.weights = self.model.get_weights()
 
 
-def _settings(task, max_steps, batch_size, max_seq_length, learning_rate, warmup_steps,
-              eval_every, patience, seed) -> dict:  # fmt: skip
-    """The run's hyperparameters: the official ones for `task`, unless given."""
+def _hyperparameters(task: GlueTask, s: FinetuneGlueSettings) -> dict:
+    """The run's hyperparameters: the official ones for `task`, unless given (as recorded in
+    the run's manifest and metrics.json: keep the keys and their order)."""
 
     def given(value, default):
         return default if value is None else value
 
-    steps = given(max_steps, task.train_steps)
-    settings = {
+    steps = given(s.max_steps, task.train_steps)
+    return {
         "max_steps": steps,
-        "batch_size": given(batch_size, task.batch_size),
-        "max_seq_length": given(max_seq_length, task.max_seq_length),
-        "learning_rate": given(learning_rate, task.learning_rate),
+        "batch_size": given(s.batch_size, task.batch_size),
+        "max_seq_length": given(s.max_seq_length, task.max_seq_length),
+        "learning_rate": given(s.learning_rate, task.learning_rate),
         # A shorter run keeps the official warmup fraction.
-        "warmup_steps": given(warmup_steps, round(task.warmup_steps * steps / task.train_steps)),
-        "eval_every": min(given(eval_every, task.eval_every), steps),
-        "patience": patience,
-        "seed": seed,
+        "warmup_steps": given(s.warmup_steps, round(task.warmup_steps * steps / task.train_steps)),
+        "eval_every": min(given(s.eval_every, task.eval_every), steps),
+        "patience": s.patience,
+        "seed": s.seed,
         "classifier_dropout": 0.1,
-        "weight_decay": 0.01,
+        "weight_decay": 0.01,  # AdamWeightDecay's default, the official value
     }
-    for name in ("max_steps", "batch_size", "max_seq_length", "eval_every"):
-        if settings[name] <= 0:
-            raise ValueError(f"--{name} must be positive, got {settings[name]}")
-    for name in ("learning_rate", "warmup_steps", "patience"):
-        if settings[name] < 0:
-            raise ValueError(f"--{name} must be >= 0, got {settings[name]}")
-    return settings
 
 
-def _trainable_task(name) -> GlueTask:
+def _check_replicas(batch_size: int, distribution) -> None:
+    replicas = strategies.num_replicas(distribution)
+    if batch_size % replicas:
+        raise ValueError(f"--batch_size={batch_size} is not divisible by {replicas} replicas")
+
+
+def _copy(model: keras.Model, policy: str) -> keras.Model:
+    """A new `model` (same class, config and weights) computing in `policy`."""
+    copy = type(model).from_config({**model.get_config(), "dtype": policy})
+    copy.set_weights(model.get_weights())
+    return copy
+
+
+def _trainable_task(name: str | GlueTask) -> GlueTask:
     task = get_glue_task(name)
     if not task.trainable:
         raise ValueError(
@@ -305,15 +349,13 @@ def _trainable_task(name) -> GlueTask:
 
 
 def _reader(source: str, glue_dir):
-    if source == "tsv":
-        if glue_dir is None:
-            raise ValueError("glue_dir is required with source='tsv'")
-        if not pathlib.Path(glue_dir).is_dir():
-            raise FileNotFoundError(f"{glue_dir}: --glue_dir not found")
-        return lambda task, split: read_glue_tsv(glue_dir, task, split)
+    """`read(task, split)` from GLUE's files (`"tsv"`) or `tensorflow_datasets` (`"tfds"`);
+    `FinetuneGlueSettings` has checked `source`, and that `"tsv"` has a `glue_dir`."""
     if source == "tfds":
         return lambda task, split: read_glue_tfds(task, split, data_dir=glue_dir)
-    raise ValueError(f"source={source!r}: choose 'tsv' or 'tfds'")
+    if not pathlib.Path(glue_dir).is_dir():
+        raise FileNotFoundError(f"{glue_dir}: --glue_dir not found")
+    return lambda task, split: read_glue_tsv(glue_dir, task, split)
 
 
 def _test_splits(task: GlueTask):

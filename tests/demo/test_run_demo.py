@@ -10,6 +10,7 @@ from albert_keras.demo import run_demo as run_demo_module
 from albert_keras.demo.demo_report import plot_curves, print_summary
 from albert_keras.demo.run_demo import DEFAULTS, run_demo
 from albert_keras_cli.main import main
+from albert_keras_settings import FinetuneGlueSettings
 
 # Tiny sizes, given the way a user gives them: as flags.
 TINY_FLAGS = [
@@ -180,7 +181,8 @@ def test_the_reported_score_is_the_last_steps_not_the_best_chosen_on_dev(tmp_pat
     reports each run's last step instead, and says so."""
     scores = {"pretrained": (0.9, 0.6), "untrained": (0.8, 0.7)}  # (best, last)
 
-    def fake_finetune_glue(task, glue_dir, model, output_dir, **kwargs):
+    def fake_finetune_glue(*, verbose, **settings):
+        output_dir = FinetuneGlueSettings(**settings).output_dir  # keywords the job takes
         best, last = scores[pathlib.Path(output_dir).name]
         history = [{"step": 10, "accuracy": best}, {"step": 20, "accuracy": last}]
         return {"metrics": {"accuracy": best}, "history": history, "steps_trained": 20}

@@ -2,6 +2,10 @@
 
 import csv
 import json
+import os
+import pathlib
+import subprocess
+import sys
 
 import keras
 import numpy as np
@@ -13,6 +17,7 @@ from albert_keras.training import finetune_glue as job
 from albert_keras_cli import main as cli
 
 SPM = "vocab/30k-clean.reconstructed.model"
+DISTRIBUTED_CHECK = pathlib.Path(__file__).with_name("glue_distributed_check.py")
 
 
 def _tiny_backbone():
@@ -61,7 +66,7 @@ def glue_dir(tmp_path_factory, shared_data):
 def sst2_run(saved_model, glue_dir, tmp_path_factory):
     out = tmp_path_factory.mktemp("sst2")
     argv = ["finetune-glue", "--task", "SST-2", "--glue_dir", str(glue_dir),
-            "--model", str(saved_model), "--output_dir", str(out), "--max_steps", "200",
+            "--init_from", str(saved_model), "--output_dir", str(out), "--max_steps", "200",
             "--batch_size", "32", "--max_seq_length", "64", "--learning_rate", "3e-4",
             "--eval_every", "100", "--seed", "1"]  # fmt: skip
     # 3e-4: without bias correction AdamWeightDecay's steps are ~2-6x Adam's over these 200
@@ -156,7 +161,8 @@ def test_mnli_with_early_stopping_through_the_python_api(tmp_path, shared_data):
     # with patience 1 training stops at the first evaluation after the warmup (4 steps).
     out = tmp_path / "out"
     summary = job.finetune_glue(
-        "MNLI", tmp_path / "glue", _tiny_backbone(), out, spm_model=shared_data / SPM,
+        task="MNLI", glue_dir=tmp_path / "glue", init_from=_tiny_backbone(), output_dir=out,
+        spm_model=shared_data / SPM,
         max_steps=40, batch_size=4, max_seq_length=16, learning_rate=0.0, eval_every=2,
         patience=1, seed=0,
     )  # fmt: skip
@@ -227,3 +233,32 @@ def test_fine_tuning_compiles_with_xla(saved_model, glue_dir, tmp_path):
     assert cli.main(argv) == 0
     summary = json.loads((tmp_path / "metrics.json").read_text())
     assert summary["steps_trained"] == 4 and summary["num_examples"] == 872
+
+
+@pytest.mark.slow  # TensorFlow started in a subprocess, then three fine-tunes: ~1 min
+def test_fine_tuning_across_two_replicas(tmp_path, tiny_spm):
+    # --strategy as pretrain has it: a MirroredStrategy over two devices (two logical CPUs in
+    # glue_distributed_check.py, standing in for two GPUs).
+    result = subprocess.run(
+        [sys.executable, str(DISTRIBUTED_CHECK), str(tiny_spm), str(tmp_path)],
+        check=False,  # the assertion below shows stderr
+        env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"},
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    lines = [line for line in result.stdout.splitlines() if line.startswith("REPORT ")]
+    assert result.returncode == 0 and lines, result.stderr[-3000:]
+    report = json.loads(lines[-1][len("REPORT ") :])
+    one, two, trained = report["frozen_one"], report["frozen_two"], report["trained_two"]
+    assert (one["replicas"], two["replicas"], trained["replicas"]) == (1, 2, 2)
+    # Learning rate 0: one device and two compute the same classifier, evaluated alike.
+    assert two["predictions"] == one["predictions"]
+    for got, want in zip(two["weights"], one["weights"]):
+        np.testing.assert_allclose(got, want, atol=1e-7)
+    assert [h["step"] for h in two["history"]] == [2, 4]
+    assert [h["accuracy"] for h in two["history"]] == [h["accuracy"] for h in one["history"]]
+    # Trained across the two replicas: every step, finite weights, a head that moved.
+    assert trained["steps_trained"] == 4 and trained["finite"]
+    assert not np.allclose(trained["weights"][0], one["weights"][0])
+    assert report["odd_batch"] == "--batch_size=3 is not divisible by 2 replicas"

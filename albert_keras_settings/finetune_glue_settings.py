@@ -1,0 +1,126 @@
+"""`FinetuneGlueSettings`: every setting of `albert-keras finetune-glue`, each default written
+once."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+
+from albert_keras_settings.choices import JIT_COMPILE, PRECISIONS, STRATEGIES
+from albert_keras_settings.setting import check_choices, setting
+
+# The trainable tasks of `albert_keras.glue.GLUE_TASKS` (tests/cli checks they agree): importing
+# it here would load TensorFlow for `--help`.
+TASKS = ("CoLA", "SST-2", "MRPC", "STS-B", "QQP", "MNLI", "QNLI", "RTE", "WNLI")
+SOURCES = ("tsv", "tfds")
+
+# Unset (None), these take the official `run_glue.sh` value for the task.
+POSITIVE = ("max_steps", "batch_size", "max_seq_length", "eval_every")
+NON_NEGATIVE = ("learning_rate", "warmup_steps", "patience")
+# Settings that may be given as `pathlib.Path` from Python; kept as `str` (what a flag gives).
+PATHS = ("glue_dir", "init_from", "output_dir", "spm_model")
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class FinetuneGlueSettings:
+    """The settings of one GLUE fine-tuning run (`albert_keras.training.finetune_glue`).
+
+    Made from keyword arguments or from `albert-keras finetune-glue`'s flags, which are
+    generated from these fields (`albert_keras_settings.settings_flags`); checked when made, so a
+    bad value fails before anything is read or written. Frozen: `dataclasses.replace` gives a
+    changed copy.
+
+    Args:
+        task: str or `albert_keras.glue.GlueTask`. `"CoLA"`, `"SST-2"`, `"MRPC"`, `"STS-B"`,
+            `"QQP"`, `"MNLI"`, `"QNLI"`, `"RTE"` or `"WNLI"` (AX predictions come with MNLI).
+        init_from: the weights to start from (`--init_from`, or `--model` as before): a `.keras`
+            path holding an `AlbertBackbone` or a model with a `.backbone` (`AlbertPretrainer`,
+            `AlbertClassifier`), or such a model in memory.
+        output_dir: the run's folder: new, empty or an earlier `finetune-glue` run's.
+        max_steps, batch_size, max_seq_length, learning_rate, warmup_steps, eval_every: `None`
+            takes the official value for the task (`FinetuneGlueSettings` does not know the
+            task's numbers; `finetune_glue` fills them in).
+        ...: one per field below; each field's help says what it does.
+
+    Example:
+    >>> s = FinetuneGlueSettings(task="RTE", glue_dir="glue/", init_from="m.keras",
+    ...                          output_dir="out/", max_steps=100)
+    >>> s.patience, s.batch_size, s.strategy
+    (5, None, 'auto')
+    >>> FinetuneGlueSettings(task="RTE", glue_dir="glue/", init_from="m.keras",
+    ...                      output_dir="out/", batch_size=-4)
+    Traceback (most recent call last):
+    ValueError: --batch_size must be positive, got -4
+    """
+
+    task: str = setting(help=f"one of {', '.join(TASKS)} (MNLI also predicts AX)")
+    glue_dir: str | None = setting(None, "GLUE's download: GLUE_DIR/SST-2/train.tsv, ...")
+    init_from: str = setting(
+        help="start from these weights: a saved AlbertBackbone, AlbertPretrainer or "
+        "AlbertClassifier (.keras); its backbone is fine-tuned"
+    )
+    output_dir: str = setting(
+        help="the run's folder: model.keras, metrics.json, dev_predictions/, submission/"
+    )
+    overwrite: bool = setting(
+        False,
+        "when --output_dir holds an earlier `albert-keras finetune-glue` run with other "
+        "arguments, remove only the files that run wrote (listed in its .albert-keras.json) and "
+        "start anew; other files, and folders of other commands, are never touched. Without it "
+        "such a folder is refused; the same arguments resume",
+    )
+    spm_model: str | None = setting(
+        None, "SentencePiece .model; none: spm.model or the only *.model beside --init_from"
+    )
+    source: str = setting(
+        "tsv", "tsv: --glue_dir; tfds: tensorflow_datasets glue/* (network)", choices=SOURCES
+    )
+    max_steps: int | None = setting(None, "none: the official steps for the task")
+    batch_size: int | None = setting(None, "none: the official batch for the task")
+    max_seq_length: int | None = setting(None, "none: the official length (512)")
+    learning_rate: float | None = setting(
+        None, "none: the official peak learning rate for the task"
+    )
+    warmup_steps: int | None = setting(None, "none: the official warmup fraction")
+    eval_every: int | None = setting(
+        None, "steps between dev evaluations; none: the official checkpoint interval"
+    )
+    patience: int = setting(5, "stop after this many evaluations without improvement (0: never)")
+    seed: int = setting(12345, "seeds the classifier head, dropout and the data order")
+    strategy: str = setting(
+        "auto",
+        "how training spreads over devices (albert_keras.training.get_strategy); auto: a TPU, "
+        "else several workers (TF_CONFIG), else every GPU, else the CPU",
+        choices=STRATEGIES,
+    )
+    mixed_precision: str = setting(
+        "auto",
+        "auto: bfloat16 where the hardware computes it natively (TPU, GPU >= 8.0, CPU with "
+        "AVX512_BF16 / AMX and oneDNN), float16 on GPU 7.x, else float32; printed at start",
+        choices=PRECISIONS,
+    )
+    jit_compile: str = setting(
+        "auto",
+        "XLA: auto is Keras's choice (on for GPU / TPU); true also pays on CPU for long runs "
+        "and for predicting (benchmarks/inference.py --xla on), after a one-time compile",
+        choices=JIT_COMPILE,
+    )
+
+    def __post_init__(self):
+        for name in PATHS:  # a Path and its str are the same setting (a keras.Model stays)
+            value = getattr(self, name)
+            if isinstance(value, os.PathLike):
+                object.__setattr__(self, name, os.fspath(value))
+        if isinstance(self.jit_compile, bool):  # jit_compile=False reads as "false"
+            object.__setattr__(self, "jit_compile", str(self.jit_compile).lower())
+        check_choices(self)
+        for name in POSITIVE:
+            value = getattr(self, name)
+            if value is not None and value <= 0:
+                raise ValueError(f"--{name} must be positive, got {value}")
+        for name in NON_NEGATIVE:
+            value = getattr(self, name)
+            if value is not None and value < 0:
+                raise ValueError(f"--{name} must be >= 0, got {value}")
+        if self.source == "tsv" and not self.glue_dir:
+            raise ValueError("--glue_dir is required with --source tsv")
