@@ -6,7 +6,11 @@ max_seq_length 384, doc_stride 128, max_query_length 64, batch 48, 2 epochs, lea
 max_answer_length 30; v2.0 uses the official v2 head (beam 5 x 5) and picks the no-answer
 threshold that maximizes dev F1 (`best_f1_thresh`), as the official `evaluate_v2`. Training is
 `model.fit` under any strategy. The command is `albert-keras finetune-squad`
-(`albert_keras_cli/finetune_squad.py`).
+(`albert_keras_cli/finetune_squad.py`); its settings are `FinetuneSquadSettings`.
+
+The flow: read the SQuAD files and make their features (a file with no usable question is
+refused here) -> load `init_from` under the strategy and put the head on its backbone -> `fit`
+-> save `model.keras` -> predict, pick the v2.0 no-answer threshold, score, write.
 
 Outputs in `--output_dir`: `predictions.json` (and `null_odds.json` for v2.0),
 `nbest_predictions.json`, `metrics.json` (the official scores of the predictions when the
@@ -86,10 +90,7 @@ def finetune_squad(
     keras.utils.set_random_seed(s.seed)
     data = _read_features(s)
     hyperparameters = _hyperparameters(s)
-    run = {"version": s.version, "source": s.source, "train": getattr(data.train, "source", None),
-           "predict": data.predict.source, "model": _model_name(s.init_from),
-           "spm_model": str(data.spm_path), "head": s.head,
-           "mixed_precision": s.mixed_precision, **hyperparameters}  # fmt: skip
+    run = _run_arguments(s, data, hyperparameters)
 
     distribution = get_strategy(s.strategy)
     with OutputFolder(
@@ -111,15 +112,7 @@ def finetune_squad(
         )
         summary.update(
             {
-                "train_examples": len(data.train) if data.train is not None else 0,
-                "train_features": len(data.train_features)
-                if data.train_features is not None
-                else 0,
-                "predict_features": len(data.predict_features),
-                "skipped": {
-                    "train": getattr(data.train, "skipped", {}),
-                    "predict": data.predict.skipped,
-                },
+                **_counts(data),
                 "steps": steps,
                 "history": history,
                 "hyperparameters": hyperparameters,
@@ -185,6 +178,27 @@ def _hyperparameters(s: FinetuneSquadSettings) -> dict:
         "max_answer_length": s.max_answer_length,
         "seed": s.seed,
         "strategy": s.strategy,
+    }
+
+
+def _run_arguments(s: FinetuneSquadSettings, data: _SquadData, hyperparameters: dict) -> dict:
+    """What the output folder's manifest records: a rerun with other arguments is refused (or,
+    with `overwrite`, starts anew). Keys and order as they always were, so a folder written
+    before still takes the same command."""
+    return {"version": s.version, "source": s.source, "train": getattr(data.train, "source", None),
+            "predict": data.predict.source, "model": _model_name(s.init_from),
+            "spm_model": str(data.spm_path), "head": s.head,
+            "mixed_precision": s.mixed_precision, **hyperparameters}  # fmt: skip
+
+
+def _counts(data: _SquadData) -> dict:
+    """The examples and features read, and what was skipped, for `metrics.json`."""
+    train = data.train
+    return {
+        "train_examples": len(train) if train is not None else 0,
+        "train_features": len(data.train_features) if data.train_features is not None else 0,
+        "predict_features": len(data.predict_features),
+        "skipped": {"train": getattr(train, "skipped", {}), "predict": data.predict.skipped},
     }
 
 
