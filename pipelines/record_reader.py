@@ -185,24 +185,13 @@ def read_pretraining_records(
     if batch_size < 1:
         raise ValueError(f"batch_size={batch_size} must be at least 1")
     files = _list_files(file_pattern)
-    if dynamic_masking and vocabulary_size is None:
-        vocabulary_size = recorded_vocabulary_size(files)
-        if vocabulary_size is None:
-            raise ValueError(
-                "dynamic_masking=True needs vocabulary_size (random replacements' range): give "
-                "it, or read records with their writer's stats.json beside them"
-            )
+    masking = None
+    if dynamic_masking:
+        masking = _masking_arguments(files, vocabulary_size, masked_lm_prob=masked_lm_prob,
+                                     max_ngram=max_ngram, pad_id=pad_id, cls_id=cls_id,
+                                     sep_id=sep_id, mask_id=mask_id)  # fmt: skip
     lengths = record_format.feature_lengths(max_seq_length, max_predictions_per_seq)
     _check_first_records(files, lengths)
-    masking = {
-        "vocabulary_size": vocabulary_size,
-        "masked_lm_prob": masked_lm_prob,
-        "max_ngram": max_ngram,
-        "pad_id": pad_id,
-        "cls_id": cls_id,
-        "sep_id": sep_id,
-        "mask_id": mask_id,
-    }
     if start_step is not None:
         if seed is None:
             raise ValueError("start_step needs a seed (the batches are a function of both)")
@@ -210,31 +199,15 @@ def read_pretraining_records(
             raise ValueError("start_step does not go with input_context")
         examples = _parsed_in_order(files, lengths, batch_size, cycle_length)
         num_examples = count_records(files) if num_examples is None else num_examples
-        return _seeded_passes(
-            examples,
-            batch_size,
-            num_examples=num_examples,
-            seed=seed,
-            start_step=start_step,
-            masking=masking if dynamic_masking else None,
-            shuffle_buffer_size=shuffle_buffer_size,
-        )
+        return _seeded_passes(examples, batch_size, num_examples=num_examples, seed=seed,
+                              start_step=start_step, masking=masking,
+                              shuffle_buffer_size=shuffle_buffer_size)  # fmt: skip
     keep_order = seed is not None or not shuffle
     if seed is None:
         # No global RNG: fresh entropy from the OS, drawn once here.
         seed = int(np.random.SeedSequence().generate_state(1)[0] >> 1)
-
     if input_context is not None:
-        pipelines, pipeline_id = input_context.num_input_pipelines, input_context.input_pipeline_id
-        if len(files) < pipelines:
-            raise ValueError(
-                f"{len(files)} file(s) cannot be split over {pipelines} input pipelines: "
-                f"write at least {pipelines} shards"
-            )
-        files = files[pipeline_id::pipelines]
-        batch_size = input_context.get_per_replica_batch_size(batch_size)
-        seed += 1_000_003 * pipeline_id  # each pipeline its own shuffles and masks
-
+        files, batch_size, seed = _this_pipeline(files, batch_size, seed, input_context)
     dataset = _serialized_batches(
         files,
         batch_size,
@@ -244,28 +217,63 @@ def read_pretraining_records(
         repeat=repeat,
         drop_remainder=drop_remainder,
     )
-    if not dynamic_masking:
-        dataset = dataset.map(
-            lambda serialized: _parse_batch(serialized, lengths),
-            num_parallel_calls=tf.data.AUTOTUNE,
-        )
-    else:
-        # Plain TF ops with explicit loops: skipping AutoGraph's conversion saves seconds; parse
-        # and re-mask in one map saves a stage's hand-over per batch.
-        @tf.autograph.experimental.do_not_convert
-        def parse_and_remask(serialized, batch_seed):
-            return remask_batch(_parse_batch(serialized, lengths), batch_seed, **masking)
-
-        # A fresh seed per batch, different every epoch yet fixed by `seed`.
-        seeds = tf.data.Dataset.random(seed=seed + 2, rerandomize_each_iteration=True).batch(2)
-        dataset = tf.data.Dataset.zip(dataset, seeds).map(
-            parse_and_remask, num_parallel_calls=tf.data.AUTOTUNE
-        )
+    dataset = _parsed_batches(dataset, lengths, masking, seed)
     options = tf.data.Options()
     # A seeded or unshuffled pipeline keeps its order; otherwise let fast workers go first.
     options.deterministic = keep_order
     dataset = dataset.with_options(options)
     return dataset.prefetch(tf.data.AUTOTUNE)
+
+
+def _masking_arguments(files: list[str], vocabulary_size: int | None, **masking) -> dict:
+    """`remask_batch`'s keyword arguments; `vocabulary_size` by default from the writer's
+    `stats.json` beside the records."""
+    if vocabulary_size is None:
+        vocabulary_size = recorded_vocabulary_size(files)
+        if vocabulary_size is None:
+            raise ValueError(
+                "dynamic_masking=True needs vocabulary_size (random replacements' range): give "
+                "it, or read records with their writer's stats.json beside them"
+            )
+    return {"vocabulary_size": vocabulary_size, **masking}
+
+
+def _this_pipeline(files: list[str], batch_size: int, seed: int,
+                   input_context: tf.distribute.InputContext) -> tuple[list[str], int, int]:  # fmt: skip
+    """The files, per-replica batch size and seed of input pipeline i of k: files i, i + k, ..."""
+    pipelines, pipeline_id = input_context.num_input_pipelines, input_context.input_pipeline_id
+    if len(files) < pipelines:
+        raise ValueError(
+            f"{len(files)} file(s) cannot be split over {pipelines} input pipelines: "
+            f"write at least {pipelines} shards"
+        )
+    # Each pipeline its own shuffles and masks.
+    return (
+        files[pipeline_id::pipelines],
+        input_context.get_per_replica_batch_size(batch_size),
+        seed + 1_000_003 * pipeline_id,
+    )
+
+
+def _parsed_batches(dataset, lengths, masking: dict | None, seed: int) -> tf.data.Dataset:
+    """Parses batches of serialized records, and re-masks them when `masking` is given (a fresh
+    seed per batch, different every epoch yet fixed by `seed`)."""
+    if masking is None:
+        return dataset.map(
+            lambda serialized: _parse_batch(serialized, lengths),
+            num_parallel_calls=tf.data.AUTOTUNE,
+        )
+
+    # Plain TF ops with explicit loops: skipping AutoGraph's conversion saves seconds; parse and
+    # re-mask in one map saves a stage's hand-over per batch.
+    @tf.autograph.experimental.do_not_convert
+    def parse_and_remask(serialized, batch_seed):
+        return remask_batch(_parse_batch(serialized, lengths), batch_seed, **masking)
+
+    seeds = tf.data.Dataset.random(seed=seed + 2, rerandomize_each_iteration=True).batch(2)
+    return tf.data.Dataset.zip(dataset, seeds).map(
+        parse_and_remask, num_parallel_calls=tf.data.AUTOTUNE
+    )
 
 
 def _serialized_batches(
