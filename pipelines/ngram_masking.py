@@ -102,6 +102,34 @@ def mask_ngrams(
     array([4.], dtype=float32)
     """
     num_examples, seq_length = input_ids.shape
+    rngs, row_rng = _generator_runs(rng, rows_per_rng, num_examples)
+    words = _find_words(input_ids, token_boundary, input_mask, special_ids)
+    num_tokens = (input_mask != 0).sum(axis=1)
+    budget = np.minimum(
+        max_predictions_per_seq, np.maximum(1, np.round(num_tokens * masked_lm_prob))
+    ).astype(np.int64)
+    draws = _StepDraws(rngs, row_rng, words.num_words)
+    covered, span_words, drawn_ngrams = _choose_spans(
+        draws, words.num_words, words.first_word, words.word_end, budget, ngram
+    )
+    # Token level: a candidate token is masked when its word is; in row-major order the
+    # positions come out sorted, as the official code sorts its masked_lms.
+    masked = words.flat_token[covered[words.token_word]]
+    row = masked // seq_length
+    slots = _prediction_slots(input_ids, masked, max_predictions_per_seq)
+    output_ids, replacements = _replace(
+        input_ids, masked, row_rng[row], rngs, mask_id, first_normal_id, vocabulary_size
+    )
+    merged_span_words = _run_lengths(covered, words.word_row, ngram, row_rng, len(rngs))
+    if len(rngs) == 1 and not isinstance(rng, Sequence):
+        drawn_ngrams, span_words = drawn_ngrams[0], span_words[0]
+        merged_span_words, replacements = merged_span_words[0], replacements[0]
+    return MaskedBatch(output_ids, *slots, budget, drawn_ngrams, span_words, merged_span_words,
+                       replacements)  # fmt: skip
+
+
+def _generator_runs(rng, rows_per_rng, num_examples: int):
+    """`(rngs, row_rng)`: the generators as a list, and the index of each row's generator."""
     rngs = [rng] if rows_per_rng is None else list(rng)
     rows_per_rng = [num_examples] if rows_per_rng is None else list(rows_per_rng)
     if len(rngs) != len(rows_per_rng) or sum(rows_per_rng) != num_examples:
@@ -109,39 +137,45 @@ def mask_ngrams(
             f"{len(rngs)} generators for runs of {rows_per_rng} rows; expected one per run, "
             f"{num_examples} rows in all"
         )
-    row_rng = np.repeat(np.arange(len(rngs)), rows_per_rng)
-    real = input_mask != 0
-    candidate = real.copy()
+    return rngs, np.repeat(np.arange(len(rngs)), rows_per_rng)
+
+
+class _Words(NamedTuple):
+    """Step 1, on the candidate tokens only, by flat index in row-major order (1-D gathers and
+    scatters cost a fraction of 2-D fancy indexing). Words are numbered across rows (row r's
+    are `first_word[r]` onwards); `word_end[w]` counts the candidate tokens before word w, so a
+    span's size is a difference."""
+
+    flat_token: np.ndarray  # (C,) the candidates' flat indices
+    token_word: np.ndarray  # (C,) each candidate's word
+    word_end: np.ndarray  # (W + 1,)
+    word_row: np.ndarray  # (W,)
+    num_words: np.ndarray  # (N,)
+    first_word: np.ndarray  # (N,)
+
+
+def _find_words(input_ids, token_boundary, input_mask, special_ids) -> _Words:
+    seq_length = input_ids.shape[1]
+    candidate = input_mask != 0
     for special in special_ids:
         candidate &= input_ids != special
-    # Everything below works on the candidate tokens only, by flat index in row-major order
-    # (1-D gathers and scatters cost a fraction of 2-D fancy indexing).
     flat_token = np.flatnonzero(candidate)
     token_row = flat_token // seq_length
     # A word starts at a candidate with boundary 1, and at a row's first candidate whatever it is.
     starts = token_boundary.reshape(-1)[flat_token] != 0
     starts[1:] |= token_row[1:] != token_row[:-1]
     starts[:1] = True
-    # Words are numbered across rows (row r's are first_word[r] onwards); word_end[w] counts the
-    # candidate tokens before word w, so a span's size is a difference.
     word_end = np.append(np.flatnonzero(starts), flat_token.size)
     word_row = token_row[word_end[:-1]]
-    num_words = np.bincount(word_row, minlength=num_examples)
+    num_words = np.bincount(word_row, minlength=input_ids.shape[0])
     first_word = np.cumsum(num_words) - num_words
-    token_word = np.cumsum(starts) - 1
+    return _Words(flat_token, np.cumsum(starts) - 1, word_end, word_row, num_words, first_word)
 
-    num_tokens = real.sum(axis=1)
-    budget = np.minimum(
-        max_predictions_per_seq, np.maximum(1, np.round(num_tokens * masked_lm_prob))
-    ).astype(np.int64)
-    draws = _StepDraws(rngs, row_rng, num_words)
-    covered, span_words, drawn_ngrams = _choose_spans(
-        draws, num_words, first_word, word_end, budget, ngram
-    )
 
-    # Token level: a candidate token is masked when its word is; in row-major order the
-    # positions come out sorted, as the official code sorts its masked_lms.
-    masked = flat_token[covered[token_word]]
+def _prediction_slots(input_ids, masked, max_predictions_per_seq: int):
+    """`masked_lm_positions`, `masked_lm_ids`, `masked_lm_weights` (N, P) of the masked tokens
+    (flat indices, sorted), zero-padded."""
+    num_examples, seq_length = input_ids.shape
     row, position = np.divmod(masked, seq_length)
     counts = np.bincount(row, minlength=num_examples)
     slot = row * max_predictions_per_seq + (
@@ -154,10 +188,14 @@ def mask_ngrams(
     masked_lm_positions.reshape(-1)[slot] = position
     masked_lm_ids.reshape(-1)[slot] = input_ids.reshape(-1)[masked]
     masked_lm_weights.reshape(-1)[slot] = 1.0
+    return masked_lm_positions, masked_lm_ids, masked_lm_weights
 
+
+def _replace(input_ids, masked, token_rng, rngs, mask_id, first_normal_id, vocabulary_size):
+    """Step 4: the input ids with the masked tokens replaced, and per generator the counts of
+    `[MASK]`, kept and random replacements."""
     # One uniform per masked token: [0, 0.8) -> [MASK], [0.8, 0.9) kept, [0.9, 1) random.
     # Masked tokens come in row order, so each generator's are a contiguous run.
-    token_rng = row_rng[row]
     per_rng = np.bincount(token_rng, minlength=len(rngs)).tolist()
     draw = np.concatenate([g.random(n) for g, n in zip(rngs, per_rng)])
     random_ids = np.concatenate(
@@ -168,22 +206,7 @@ def mask_ngrams(
     output_ids.reshape(-1)[masked[to_mask]] = mask_id
     output_ids.reshape(-1)[masked[to_random]] = random_ids[to_random]
     kind = np.where(to_mask, 0, np.where(to_random, 2, 1))
-    replacements = _per_rng_bincount(token_rng, kind, len(rngs), 3)
-    merged_span_words = _run_lengths(covered, word_row, ngram, row_rng, len(rngs))
-    if len(rngs) == 1 and not isinstance(rng, Sequence):
-        drawn_ngrams, span_words = drawn_ngrams[0], span_words[0]
-        merged_span_words, replacements = merged_span_words[0], replacements[0]
-    return MaskedBatch(
-        output_ids,
-        masked_lm_positions,
-        masked_lm_ids,
-        masked_lm_weights,
-        budget,
-        drawn_ngrams,
-        span_words,
-        merged_span_words,
-        replacements,
-    )
+    return output_ids, _per_rng_bincount(token_rng, kind, len(rngs), 3)
 
 
 def _choose_spans(draws, num_words, first_word, word_end, budget, ngram):

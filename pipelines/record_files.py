@@ -66,30 +66,9 @@ def list_record_files(
     """
     import tensorflow as tf
 
-    patterns = [patterns] if isinstance(patterns, str) else list(patterns)
-    # Several globs in one string, comma-separated (as `--input`), unless it names a file.
-    patterns = [
-        part.strip()
-        for pattern in patterns
-        for part in (
-            pattern.split(",") if "," in pattern and not tf.io.gfile.exists(pattern) else [pattern]
-        )
-        if part.strip()
-    ]
-    if not patterns:
-        raise ValueError(f"{flag} is empty: give a glob such as 'out/records/*.tfrecord'")
-    files, skipped, unlisted = set(), [], []
-    names = [pattern for pattern in patterns if not _has_glob_characters(pattern)]
-    for name, kind in zip(names, _kinds(names)):
-        if kind == "folder":
-            raise ValueError(
-                f"{flag} {name!r} is a folder; give a glob such as '{name.rstrip('/')}/*.tfrecord'"
-            )
-        if kind != "records":
-            if not tf.io.gfile.exists(name):
-                raise FileNotFoundError(f"{flag} {name!r}: no such file")
-            raise ValueError(_not_records(name, flag))
-        files.add(name)
+    patterns = _split_patterns(patterns, flag)
+    files = set(_named_files([p for p in patterns if not _has_glob_characters(p)], flag))
+    skipped, unlisted = [], []
     for pattern in patterns:
         if not _has_glob_characters(pattern):
             continue
@@ -103,23 +82,65 @@ def list_record_files(
                 f"({_names(matched)})"
             )
         files.update(writer_stats.listed_shards(pattern, shards, flag, unlisted))
-    if skipped and verbose:
+    if verbose:
+        _say_left_out(flag, skipped, unlisted)
+    files = sorted(files)
+    writer_stats.check_empty_shards(files, flag, count_records)
+    return files
+
+
+def _split_patterns(patterns: str | Sequence[str], flag: str) -> list[str]:
+    """The patterns as a list: several globs in one string, comma-separated (as `--input`),
+    unless it names a file."""
+    import tensorflow as tf
+
+    patterns = [patterns] if isinstance(patterns, str) else list(patterns)
+    patterns = [
+        part.strip()
+        for pattern in patterns
+        for part in (
+            pattern.split(",") if "," in pattern and not tf.io.gfile.exists(pattern) else [pattern]
+        )
+        if part.strip()
+    ]
+    if not patterns:
+        raise ValueError(f"{flag} is empty: give a glob such as 'out/records/*.tfrecord'")
+    return patterns
+
+
+def _named_files(names: list[str], flag: str) -> list[str]:
+    """`names` (given without glob characters), each checked to be a record file."""
+    import tensorflow as tf
+
+    for name, kind in zip(names, _kinds(names)):
+        if kind == "folder":
+            raise ValueError(
+                f"{flag} {name!r} is a folder; give a glob such as '{name.rstrip('/')}/*.tfrecord'"
+            )
+        if kind != "records":
+            if not tf.io.gfile.exists(name):
+                raise FileNotFoundError(f"{flag} {name!r}: no such file")
+            raise ValueError(_not_records(name, flag))
+    return names
+
+
+def _say_left_out(flag: str, skipped: list[str], unlisted: list[str]) -> None:
+    """One line on stderr for the matches that are not shards, one for the shards the writer's
+    stats.json does not list (none where there are none)."""
+    if skipped:
         print(
             f"{flag}: skipped {len(skipped)} match(es) that are not record shards: "
             f"{_names(sorted(skipped))}",
             file=sys.stderr,
             flush=True,
         )
-    if unlisted and verbose:
+    if unlisted:
         print(
             f"{flag}: ignored {len(unlisted)} file(s) that the writer's {writer_stats.STATS_FILE} "
             f"beside them does not list: {_names(sorted(unlisted))}",
             file=sys.stderr,
             flush=True,
         )
-    files = sorted(files)
-    writer_stats.check_empty_shards(files, flag, count_records)
-    return files
 
 
 def count_records(files: Sequence[str], flag: str = "file_pattern") -> int:
