@@ -100,17 +100,9 @@ def train_vocab(
         raise ValueError(f"input_sentence_size={input_sentence_size} must be >= 0")
     start = time.monotonic()
     files = list_input_files(file_patterns)  # a pattern matching nothing fails here, clearly
-    stats = ReadStats()
-    counts = {"sentences_read": 0, "too_long": 0}
-    sentences = _iter_sentences(
-        _iter_all_documents(files, input_format, stats), lower_case, counts, verbose
-    )
-    output_dir = os.path.dirname(os.path.abspath(output_prefix))
-    os.makedirs(output_dir, exist_ok=True)
-    sample, _ = sample_sentences(sentences, input_sentence_size, seed)
-    if not sample:
-        skipped = stats.to_dict()["skipped"]
-        raise ValueError(f"no sentences to train on in {file_patterns!r} (skipped: {skipped})")
+    os.makedirs(os.path.dirname(os.path.abspath(output_prefix)), exist_ok=True)
+    sample, counts, stats = _read_sample(files, file_patterns, input_format, lower_case,
+                                         input_sentence_size, seed, verbose)  # fmt: skip
     # SentencePiece hands the model back instead of writing it: both files are written here,
     # atomically, so a failed write is an OSError naming the file (a full disk, no permission).
     model = _train(sample, file_patterns, vocab_size, character_coverage, hard_vocab_limit,
@@ -139,6 +131,23 @@ def train_vocab(
     }
     _write_json_atomically(f"{output_prefix}.summary.json", summary)
     return summary
+
+
+def _read_sample(files, file_patterns, input_format, lower_case, input_sentence_size, seed,
+                 verbose):  # fmt: skip
+    """The sentences to train on (a seeded sample of at most `input_sentence_size`), the counts
+    of sentences read and too long, and the `ReadStats` of the files; an error naming
+    `file_patterns` when there is no sentence."""
+    stats = ReadStats()
+    counts = {"sentences_read": 0, "too_long": 0}
+    sentences = _iter_sentences(
+        _iter_all_documents(files, input_format, stats), lower_case, counts, verbose
+    )
+    sample, _ = sample_sentences(sentences, input_sentence_size, seed)
+    if not sample:
+        skipped = stats.to_dict()["skipped"]
+        raise ValueError(f"no sentences to train on in {file_patterns!r} (skipped: {skipped})")
+    return sample, counts, stats
 
 
 def sample_sentences(sentences: Iterable[str], size: int, seed: int) -> tuple[list[str], int]:

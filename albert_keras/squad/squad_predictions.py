@@ -109,19 +109,7 @@ def squad_predictions(
                 start, end = outputs["start_logits"][feature], outputs["end_logits"][feature]
                 null_score = min(null_score, float(start[0] + end[0]))
             candidates += _valid(features, feature, spans, max_answer_length)
-        candidates.sort(key=lambda c: c[3] + c[4], reverse=True)
-        entries, seen = [], set()
-        for feature, start, end, start_score, end_score in candidates:
-            if len(entries) >= n_best_size:
-                break
-            char_starts, char_ends = features.piece_chars(feature)
-            text = example.context_text[char_starts[start] : char_ends[end] + 1].strip()
-            if text in seen:
-                continue
-            seen.add(text)
-            entries.append((text, start_score, end_score))
-        if not entries:  # the official "nonce" entry
-            entries = [("", -1e6, -1e6)] if beam else [("empty", 0.0, 0.0)]
+        entries = _nbest_entries(features, example, candidates, n_best_size, beam)
         totals = np.asarray([s + e for _, s, e in entries], np.float64)
         probabilities = np.exp(totals - totals.max())
         probabilities /= probabilities.sum()
@@ -138,6 +126,25 @@ def squad_predictions(
         else:
             null_odds[example.qas_id] = null_score - float(totals[0])
     return SquadPredictions(best_text=best_text, nbest=nbest, null_odds=null_odds)
+
+
+def _nbest_entries(features, example, candidates, n_best_size: int, beam: bool) -> list[tuple]:
+    """The example's n best `(text, start_score, end_score)`, best first, one per distinct
+    answer text (the official "nonce" entry where no candidate is valid)."""
+    candidates = sorted(candidates, key=lambda c: c[3] + c[4], reverse=True)
+    entries, seen = [], set()
+    for feature, start, end, start_score, end_score in candidates:
+        if len(entries) >= n_best_size:
+            break
+        char_starts, char_ends = features.piece_chars(feature)
+        text = example.context_text[char_starts[start] : char_ends[end] + 1].strip()
+        if text in seen:
+            continue
+        seen.add(text)
+        entries.append((text, start_score, end_score))
+    if not entries:
+        entries = [("", -1e6, -1e6)] if beam else [("empty", 0.0, 0.0)]
+    return entries
 
 
 def _top_spans(outputs, feature: int, n_best_size: int):
