@@ -30,7 +30,10 @@ SUBCOMMANDS = {
     "convert": ("albert_keras_cli.convert", "Import or export checkpoints."),
     "demo": ("albert_keras_cli.demo", "Run the whole chain on an embedded corpus."),
     "export": ("albert_keras_cli.export", "Export a classifier as a SavedModel over raw strings."),
-    "predict": ("albert_keras_cli.predict", "Score a classifier on GLUE dev, or predict text."),
+    "predict": (
+        "albert_keras_cli.predict",
+        "Score a saved model on GLUE or SQuAD dev, or predict text and answer questions.",
+    ),
     "study": ("albert_keras_cli.study", "Run the paper's ablations (Tables 3-5) end to end."),
 }
 

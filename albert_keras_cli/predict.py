@@ -59,8 +59,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--output",
-        help="the file to write: JSON lines, or with --task the metrics as JSON "
-        "(none: predictions to stdout; with --task, printed only)",
+        help="the file to write: JSON lines, with --task the metrics as JSON, with a SQuAD "
+        "file the official predictions.json (none: predictions to stdout; with --task or a "
+        "SQuAD file with answers, the scores printed only)",
     )
     parser.add_argument(
         "--overwrite", action="store_true", help="replace --output when it exists (refused else)"
@@ -68,8 +69,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--batch_size", type=int, default=32, help="examples per batch")
     parser.add_argument(
         "--spm_model",
-        help="only for a classifier saved without a preprocessor (before finetune-glue saved "
-        "one): the SentencePiece .model it was fine-tuned with (text lower-cased, as GLUE's)",
+        help="for a model saved without a preprocessor (before finetune-glue/finetune-squad "
+        "saved one): the SentencePiece .model it was fine-tuned with (text lower-cased); a "
+        "model that carries its vocabulary refuses any other (sha256 compared)",
     )
     parser.add_argument(
         "--sequence_length",
@@ -77,15 +79,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="with --spm_model: the length it was fine-tuned at; none: the model's "
         "max_sequence_length",
     )
-    squad = parser.add_argument_group("question answering (a finetune-squad model)")
-    squad.add_argument(
-        "--doc_stride", type=int, default=128, help="pieces between two windows of a context"
+    # Question answering (a finetune-squad model); the official defaults.
+    parser.add_argument(
+        "--doc_stride",
+        type=int,
+        default=128,
+        help="question answering: pieces between two windows of a context",
     )
-    squad.add_argument("--max_query_length", type=int, default=64, help="question pieces kept")
-    squad.add_argument(
-        "--max_answer_length", type=int, default=30, help="longest answer, in pieces"
+    parser.add_argument(
+        "--max_query_length", type=int, default=64, help="question answering: question pieces kept"
     )
-    squad.add_argument(
+    parser.add_argument(
+        "--max_answer_length",
+        type=int,
+        default=30,
+        help="question answering: longest answer, in pieces",
+    )
+    parser.add_argument(
         "--null_threshold",
         type=float,
         help="SQuAD 2.0: answer '' where the no-answer score is above it; none: a SQuAD file "
