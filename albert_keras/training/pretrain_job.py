@@ -42,25 +42,12 @@ def pretrain(
     """Pretrains an `AlbertPretrainer` on TFRecords; returns (and writes) the run's summary.
 
     Args:
-        settings: `PretrainSettings` (every setting, its default and what it does, written
-            once there; `albert-keras pretrain`'s flags are generated from it).
-        verbose: 0 is silent; otherwise one progress line in steps every ~10 s
-            (`StepProgress`).
-        **overrides: settings as keyword arguments, alone or over `settings`
-            (`pretrain(records=..., output_dir=..., max_steps=100)`).
+        settings: `PretrainSettings`: every setting, its default and its meaning.
+        verbose: 0 is silent; otherwise a progress line every ~10 s (`StepProgress`).
+        **overrides: settings as keywords, alone or over `settings`.
 
-    What the main settings mean for the run:
-        output_dir: gets `model.keras`, `backbone.keras`, `summary.json`, `checkpoints/`,
-            `logs/` (TensorBoard) and the SentencePiece model if `spm_model` is given. Running
-            again with the same settings resumes from `checkpoints/`. The folder must be new,
-            empty or this command's own (`pipelines.output_folder`).
-        init_from: the architecture is that of these weights (`preset` is ignored; `config`
-            may change `dropout`); their MLM / sentence heads are used when they have them; a
-            note says what is fresh.
-        gradient_accumulation_steps: each `batch_size` batch is computed as this many forward
-            passes whose mean gradient makes one update (Keras's optimizer accumulation; LAMB's
-            trust ratio sees the accumulated gradient), so the paper's batch of 4096 fits on one
-            device. `max_steps`, `checkpoint_every` and the schedule stay in updates.
+    `output_dir` gets `model.keras`, `backbone.keras`, `summary.json`, `checkpoints/`, `logs/`
+    (TensorBoard) and the SentencePiece model if `spm_model` is given; the same settings resume.
 
     Example:
     >>> tiny = {"vocabulary_size": 50, "num_layers": 2, "num_heads": 2, "embedding_dim": 8,
@@ -74,60 +61,10 @@ def pretrain(
             'summary.json'])
     """
     s = resolve_settings(PretrainSettings, settings, overrides)
-    if s.spm_model and not os.path.isfile(s.spm_model):
-        raise FileNotFoundError(f"--spm_model {s.spm_model}: no such file")
-    check_outside("--init_from", s.init_from, s.output_dir)
-    inputs = RecordInputs(
-        s.records,
-        s.eval_records,
-        max_seq_length=s.max_seq_length,
-        max_predictions_per_seq=s.max_predictions_per_seq,
-    )
-    seq_length = inputs.max_seq_length
-    config = s.config
-    objective = None if s.sentence_objective == "none" else s.sentence_objective
-    init = load_init_source(s.init_from) if s.init_from else None
-    if init:
-        pieces = count_pieces(s.spm_model)
-        backbone_config = init_backbone_config(init[0], config, pieces, seq_length)
-    else:
-        backbone_config = _backbone_config(s.preset, config, s.spm_model, seq_length)
-
-    distribution = strategies.get_strategy(s.strategy)
-    replicas = strategies.num_replicas(distribution)
-    if s.batch_size % replicas:
-        raise ValueError(f"--batch_size={s.batch_size} is not divisible by {replicas} replicas")
-    accumulate = s.gradient_accumulation_steps
-    micro_batch = micro_batch_size(s.batch_size, accumulate, replicas)
-    use_xla = strategies.resolve_jit_compile(s.jit_compile, distribution)
-    precision, why = strategies.choose_precision(s.mixed_precision, distribution)
-    print(f"mixed precision: {precision} ({why})")
-    run_config = {  # what a resumed run must share with the one it continues
-        "files": inputs.absolute_files(),
-        "num_examples": inputs.num_examples,
-        "preset": s.preset,
-        "backbone": backbone_config,
-        "sentence_objective": objective,
-        "batch_size": s.batch_size,
-        "max_steps": s.max_steps,
-        "learning_rate": s.learning_rate,
-        "warmup_steps": s.warmup_steps_or_default(),
-        "max_seq_length": seq_length,
-        "max_predictions_per_seq": inputs.max_predictions_per_seq,
-        "dynamic_masking": s.dynamic_masking,
-        "checkpoint_every": s.checkpoint_every,
-        "mixed_precision": precision,
-        "seed": s.seed,
-        # Only when used, so checkpoints of runs without them still resume.
-        **({"init_from": s.init_from} if s.init_from else {}),
-        **({"gradient_accumulation_steps": accumulate} if accumulate > 1 else {}),
-    }
-    vocabulary = backbone_config["vocabulary_size"]
-    source = "--config vocabulary_size" if "vocabulary_size" in config else None
-    # The model's vocabulary comes from --init_from's model when given, else from the preset.
-    model_source = f"--init_from {s.init_from}" if init else f"--preset {s.preset}"
-    source = source or (f"--spm_model {s.spm_model}" if s.spm_model else model_source)
-    inputs.check_token_ids(vocabulary, source, s.spm_model)
+    inputs, init, backbone_config = _read_inputs(s)
+    distribution, micro_batch, use_xla, precision = _place(s)
+    run_config = _run_config(s, inputs, backbone_config, precision)
+    _check_vocabulary(s, inputs, backbone_config, init)
     # Before anything random is built: tf.data shuffles mix their seed with TF's global one.
     keras.utils.set_random_seed(s.seed)
     # The folder is checked and locked before anything is written; equal run configs resume.
@@ -140,16 +77,16 @@ def pretrain(
             run_config,
             max_steps=s.max_steps,
             checkpoint_every=s.checkpoint_every,
-            gradient_accumulation_steps=accumulate,
+            gradient_accumulation_steps=s.gradient_accumulation_steps,
         )
         # Built before the model: the reader checks every file's first record, so bad input
         # fails in seconds, not after the model is built.
         train_data = inputs.train_data(
             micro_batch,
             seed=s.seed,
-            start_step=training.saved_step() * accumulate,
+            start_step=training.saved_step() * s.gradient_accumulation_steps,
             dynamic_masking=s.dynamic_masking,
-            vocabulary_size=vocabulary,
+            vocabulary_size=backbone_config["vocabulary_size"],
         )
         eval_data, eval_steps = inputs.eval_data(micro_batch, s.eval_steps)
 
@@ -162,8 +99,7 @@ def pretrain(
                 print(
                     f"pretraining steps {initial_step + 1}..{s.max_steps} on {len(inputs.files)} "
                     f"file(s) ({'resumed' if initial_step else 'new run'}): "
-                    f"{strategies.describe(distribution)}, {run_config['mixed_precision']}, "
-                    f"jit_compile={use_xla}"
+                    f"{strategies.describe(distribution)}, {precision}, jit_compile={use_xla}"
                 )
             training.fit(pretrainer, train_data, verbose)
             eval_logs = held_out_means(pretrainer, eval_data, eval_steps)
@@ -179,6 +115,76 @@ def pretrain(
             held_out=(eval_logs, eval_steps),
             parameters=int(pretrainer.backbone.count_params()),
         )
+
+
+# === Setting up ===
+
+
+def _read_inputs(s: PretrainSettings):
+    """The records (first record of every file checked), `--init_from`'s weights, and the
+    backbone's arguments: `--init_from`'s model's, else the preset's, with `--config`."""
+    if s.spm_model and not os.path.isfile(s.spm_model):
+        raise FileNotFoundError(f"--spm_model {s.spm_model}: no such file")
+    check_outside("--init_from", s.init_from, s.output_dir)
+    inputs = RecordInputs(
+        s.records,
+        s.eval_records,
+        max_seq_length=s.max_seq_length,
+        max_predictions_per_seq=s.max_predictions_per_seq,
+    )
+    seq_length = inputs.max_seq_length
+    if s.init_from:
+        init = load_init_source(s.init_from)
+        pieces = count_pieces(s.spm_model)
+        return inputs, init, init_backbone_config(init[0], s.config, pieces, seq_length)
+    return inputs, None, _backbone_config(s.preset, s.config, s.spm_model, seq_length)
+
+
+def _place(s: PretrainSettings):
+    """The strategy, the batch each replica computes per forward pass, XLA and the precision."""
+    distribution = strategies.get_strategy(s.strategy)
+    replicas = strategies.num_replicas(distribution)
+    if s.batch_size % replicas:
+        raise ValueError(f"--batch_size={s.batch_size} is not divisible by {replicas} replicas")
+    micro_batch = micro_batch_size(s.batch_size, s.gradient_accumulation_steps, replicas)
+    use_xla = strategies.resolve_jit_compile(s.jit_compile, distribution)
+    precision, why = strategies.choose_precision(s.mixed_precision, distribution)
+    print(f"mixed precision: {precision} ({why})")
+    return distribution, micro_batch, use_xla, precision
+
+
+def _run_config(s: PretrainSettings, inputs, backbone_config: dict, precision: str) -> dict:
+    """What a resumed run must share with the one it continues (recorded in the manifest)."""
+    accumulate = s.gradient_accumulation_steps
+    return {
+        "files": inputs.absolute_files(),
+        "num_examples": inputs.num_examples,
+        "preset": s.preset,
+        "backbone": backbone_config,
+        "sentence_objective": None if s.sentence_objective == "none" else s.sentence_objective,
+        "batch_size": s.batch_size,
+        "max_steps": s.max_steps,
+        "learning_rate": s.learning_rate,
+        "warmup_steps": s.warmup_steps_or_default(),
+        "max_seq_length": inputs.max_seq_length,
+        "max_predictions_per_seq": inputs.max_predictions_per_seq,
+        "dynamic_masking": s.dynamic_masking,
+        "checkpoint_every": s.checkpoint_every,
+        "mixed_precision": precision,
+        "seed": s.seed,
+        # Only when used, so checkpoints of runs without them still resume.
+        **({"init_from": s.init_from} if s.init_from else {}),
+        **({"gradient_accumulation_steps": accumulate} if accumulate > 1 else {}),
+    }
+
+
+def _check_vocabulary(s: PretrainSettings, inputs, backbone_config: dict, init) -> None:
+    """Refuses records holding ids the model's vocabulary lacks, naming where it came from:
+    `--config vocabulary_size`, else `--spm_model`, else `--init_from`'s model or the preset."""
+    source = "--config vocabulary_size" if "vocabulary_size" in s.config else None
+    model_source = f"--init_from {s.init_from}" if init else f"--preset {s.preset}"
+    source = source or (f"--spm_model {s.spm_model}" if s.spm_model else model_source)
+    inputs.check_token_ids(backbone_config["vocabulary_size"], source, s.spm_model)
 
 
 # === Training ===
