@@ -79,6 +79,29 @@ def export_saved_model(
     >>> outputs["probabilities"].numpy().shape
     (2, 2)
     """
+    preprocessor = _text_preprocessor(model, preprocessor)
+    num_classes = getattr(model, "num_classes", None)
+    if num_classes is None:
+        raise ValueError(f"cannot export a {type(model).__name__}: an AlbertClassifier is needed")
+    archive = _archive(model, preprocessor, num_classes)
+    folder = OutputFolder(output_dir, COMMAND, arguments or {}, overwrite=overwrite).open()
+    try:
+        _write_into(folder, archive)
+    except BaseException:
+        folder.close()
+        folder.discard_if_unused()
+        raise
+    folder.close()
+    output = ["score"] if num_classes == 1 else ["probabilities"]
+    return {
+        "serving_default": output,
+        "pairs": output,
+        "tokenize": ["token_ids", "segment_ids", "padding_mask"],
+    }
+
+
+def _text_preprocessor(model, preprocessor):
+    """`preprocessor`, else the model's own; an error saying how to give one without either."""
     preprocessor = (
         preprocessor if preprocessor is not None else getattr(model, "preprocessor", None)
     )
@@ -88,9 +111,11 @@ def export_saved_model(
             "build the classifier with AlbertClassifier.from_preset(...) or "
             "preprocessor=AlbertPreprocessor(AlbertTokenizer('spm.model'))"
         )
-    num_classes = getattr(model, "num_classes", None)
-    if num_classes is None:
-        raise ValueError(f"cannot export a {type(model).__name__}: an AlbertClassifier is needed")
+    return preprocessor
+
+
+def _archive(model, preprocessor, num_classes: int) -> keras.export.ExportArchive:
+    """The endpoints over raw text: `serving_default` (one text), `pairs` and `tokenize`."""
 
     def outputs(inputs):
         logits = tf.cast(model(inputs, training=False), tf.float32)
@@ -113,21 +138,7 @@ def export_saved_model(
     archive.add_endpoint("serving_default", classify, input_signature=[TEXT])
     archive.add_endpoint("pairs", classify_pairs, input_signature=[TEXT, TEXT])
     archive.add_endpoint("tokenize", tokenize, input_signature=[TEXT])
-
-    folder = OutputFolder(output_dir, COMMAND, arguments or {}, overwrite=overwrite).open()
-    try:
-        _write_into(folder, archive)
-    except BaseException:
-        folder.close()
-        folder.discard_if_unused()
-        raise
-    folder.close()
-    output = ["score"] if num_classes == 1 else ["probabilities"]
-    return {
-        "serving_default": output,
-        "pairs": output,
-        "tokenize": ["token_ids", "segment_ids", "padding_mask"],
-    }
+    return archive
 
 
 def _write_into(folder: OutputFolder, archive) -> None:

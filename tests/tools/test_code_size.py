@@ -31,13 +31,8 @@ MODULES_OVER_LIMIT = {
 }
 
 FUNCTIONS_OVER_LIMIT = {
-    "albert_keras/serving/export_saved_model.py::export_saved_model": 103,  # 46 of docstring
-    "albert_keras/squad/squad_predictions.py::squad_predictions": 83,
-    "albert_keras/training/pretrain_job.py::pretrain": 143,  # being split
-    "pipelines/ngram_masking.py::mask_ngrams": 130,
-    "pipelines/record_files.py::list_record_files": 86,
-    "pipelines/record_reader.py::read_pretraining_records": 160,
-    "pipelines/train_vocab.py::train_vocab": 88,
+    # 24 parameters and 52 lines of docstring before its 41 lines of code.
+    "pipelines/record_reader.py::read_pretraining_records": 117,
 }
 
 
