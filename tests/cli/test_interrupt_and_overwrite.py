@@ -50,7 +50,8 @@ def test_ctrl_c_is_one_line_saying_what_was_kept(monkeypatch, tmp_path, capsys):
         )
     ]
     _failing(monkeypatch, "finetune-glue", KeyboardInterrupt())
-    argv = ["finetune-glue", "--task", "RTE", "--model", "m", "--output_dir", str(out)]
+    argv = ["finetune-glue", "--task", "RTE", "--glue_dir", "g", "--model", "m", "--output_dir",
+            str(out)]  # fmt: skip
     assert cli.main(argv) == 130
     assert capsys.readouterr().err.strip().splitlines() == [
         (
