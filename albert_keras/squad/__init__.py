@@ -2,10 +2,16 @@
 
 The flow: `read_squad_json` (or `read_squad_tfds`) -> `make_squad_features` -> `squad_dataset`
 -> `AlbertQuestionAnswerer.fit` / `predict` -> `squad_predictions` -> `evaluate_squad` and
-`write_squad_predictions`. `albert-keras finetune-squad` runs it all.
+`write_squad_predictions`. `albert-keras finetune-squad` runs it all. A saved answerer answers
+text (`answer_questions`, `score_squad_examples`; `albert-keras predict`).
 """
 
 from albert_keras.squad.context_pieces import ContextPieces, encode_context, encode_contexts
+from albert_keras.squad.squad_answers import (
+    answer_questions,
+    check_question_answerer,
+    score_squad_examples,
+)
 from albert_keras.squad.squad_dataset import squad_dataset
 from albert_keras.squad.squad_examples import (
     SquadExample,
@@ -33,6 +39,8 @@ __all__ = [
     "SquadExamples",
     "SquadFeatures",
     "SquadPredictions",
+    "answer_questions",
+    "check_question_answerer",
     "encode_context",
     "encode_contexts",
     "evaluate_squad",
@@ -42,6 +50,7 @@ __all__ = [
     "normalize_answer",
     "read_squad_json",
     "read_squad_tfds",
+    "score_squad_examples",
     "squad_dataset",
     "squad_examples_from_articles",
     "squad_examples_from_tfds",
