@@ -29,6 +29,8 @@ import keras
 
 from albert_keras.models import AlbertQuestionAnswerer
 from albert_keras.optimizers import AdamWeightDecay, WarmupLinearDecay
+from albert_keras.squad.squad_answers import dev_null_threshold as _dev_threshold
+from albert_keras.squad.squad_answers import examples_as_dataset as _articles
 from albert_keras.squad.squad_dataset import squad_dataset
 from albert_keras.squad.squad_examples import read_squad_json
 from albert_keras.squad.squad_features import make_squad_features, squad_preprocessor
@@ -320,38 +322,6 @@ def _read(version, source, train_file, predict_file, data_dir, epochs):
                 f"{examples.source}: a SQuAD {examples.version} file, but --version {version}"
             )
     return train, predict
-
-
-def _dev_threshold(dataset, result) -> float:
-    """The no-answer threshold whose answers score the official `best_f1` on `dataset`.
-
-    The official search starts from "no answer anywhere" with threshold 0.0, which means that
-    only for probabilities (>= 0). Our null odds are score differences and are often negative:
-    where no threshold beats answering nothing, 0.0 would still answer every question whose
-    null odds are <= 0 (seen on a real run: F1 29.06 at the threshold against best_f1 51.93).
-    Then the threshold is put below every null odd, so every question is answered "".
-    """
-    best = evaluate_squad(dataset, result.answers(), result.null_odds)
-    threshold = best["best_f1_thresh"]
-    if evaluate_squad(dataset, result.answers(threshold))["f1"] < best["best_f1"]:
-        below_all = min(result.null_odds.values(), default=0.0) - 1.0
-        if evaluate_squad(dataset, result.answers(below_all))["f1"] >= best["best_f1"]:
-            threshold = below_all
-    return threshold
-
-
-def _articles(examples) -> dict:
-    """The examples as a SQuAD file's dict, for `evaluate_squad` (one paragraph each)."""
-    qas = [
-        {
-            "id": e.qas_id,
-            "question": e.question_text,
-            "answers": [{"text": text} for text in e.answers],
-            **({"is_impossible": e.is_impossible} if examples.version == "2.0" else {}),
-        }
-        for e in examples
-    ]
-    return {"version": examples.version, "data": [{"paragraphs": [{"context": "", "qas": qas}]}]}
 
 
 def _scope(distribution):
