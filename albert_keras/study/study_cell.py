@@ -103,13 +103,11 @@ def _pretrain(spec, cell, seed, pretrain_dir, data, progress) -> dict:
     progress.pretraining(os.path.join(pretrain_dir, "checkpoints", "checkpoint.json"))
     try:
         summary = pretrain(
-            data["train"][cell.sentence_objective],
-            pretrain_dir,
+            records=data["train"][cell.sentence_objective],
+            output_dir=pretrain_dir,
             preset=settings["preset"],
             config=config,
-            sentence_objective=None
-            if cell.sentence_objective == "none"
-            else cell.sentence_objective,
+            sentence_objective=cell.sentence_objective,
             batch_size=settings["batch_size"],
             max_steps=settings["steps"],
             learning_rate=settings["learning_rate"],
@@ -234,10 +232,10 @@ def _finetune(spec, cell, seed, folder, pretrain_dir, task, glue_dir, progress) 
         progress.finetuning(task)
         started = time.time()
         finetune_glue(
-            task,
-            glue_dir,
-            os.path.join(pretrain_dir, "backbone.keras"),
-            out,
+            task=task,
+            glue_dir=glue_dir,
+            init_from=os.path.join(pretrain_dir, "backbone.keras"),
+            output_dir=out,
             spm_model=settings["spm_model"],
             max_steps=steps,
             batch_size=settings["finetune_batch_size"],
