@@ -6,8 +6,13 @@ from __future__ import annotations
 import dataclasses
 import os
 
-from albert_keras_settings.choices import JIT_COMPILE, PRECISIONS, STRATEGIES
+from albert_keras_settings.choices import JIT_COMPILE
 from albert_keras_settings.setting import check_choices, setting
+from albert_keras_settings.shared_settings import (
+    mixed_precision_setting,
+    overwrite_setting,
+    strategy_setting,
+)
 
 # The trainable tasks of `albert_keras.glue.GLUE_TASKS` (tests/cli checks they agree): importing
 # it here would load TensorFlow for `--help`.
@@ -62,13 +67,7 @@ class FinetuneGlueSettings:
     output_dir: str = setting(
         help="the run's folder: model.keras, metrics.json, dev_predictions/, submission/"
     )
-    overwrite: bool = setting(
-        False,
-        "when --output_dir holds an earlier `albert-keras finetune-glue` run with other "
-        "arguments, remove only the files that run wrote (listed in its .albert-keras.json) and "
-        "start anew; other files, and folders of other commands, are never touched. Without it "
-        "such a folder is refused; the same arguments resume",
-    )
+    overwrite: bool = overwrite_setting("finetune-glue")
     spm_model: str | None = setting(
         None, "SentencePiece .model; none: spm.model or the only *.model beside --init_from"
     )
@@ -87,18 +86,8 @@ class FinetuneGlueSettings:
     )
     patience: int = setting(5, "stop after this many evaluations without improvement (0: never)")
     seed: int = setting(12345, "seeds the classifier head, dropout and the data order")
-    strategy: str = setting(
-        "auto",
-        "how training spreads over devices (albert_keras.training.get_strategy); auto: a TPU, "
-        "else several workers (TF_CONFIG), else every GPU, else the CPU",
-        choices=STRATEGIES,
-    )
-    mixed_precision: str = setting(
-        "auto",
-        "auto: bfloat16 where the hardware computes it natively (TPU, GPU >= 8.0, CPU with "
-        "AVX512_BF16 / AMX and oneDNN), float16 on GPU 7.x, else float32; printed at start",
-        choices=PRECISIONS,
-    )
+    strategy: str = strategy_setting()
+    mixed_precision: str = mixed_precision_setting()
     jit_compile: str = setting(
         "auto",
         "XLA: auto is Keras's choice (on for GPU / TPU); true also pays on CPU for long runs "

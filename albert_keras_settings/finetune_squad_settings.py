@@ -6,8 +6,12 @@ from __future__ import annotations
 import dataclasses
 import os
 
-from albert_keras_settings.choices import PRECISIONS, STRATEGIES
 from albert_keras_settings.setting import check_choices, check_positive, setting
+from albert_keras_settings.shared_settings import (
+    mixed_precision_setting,
+    overwrite_setting,
+    strategy_setting,
+)
 
 # The official learning rates (release README); every other default is shared.
 LEARNING_RATES = {"1.1": 5e-5, "2.0": 3e-5}
@@ -70,13 +74,7 @@ class FinetuneSquadSettings:
         help="the run's folder: model.keras, predictions.json, nbest_predictions.json, "
         "metrics.json (null_odds.json for 2.0)"
     )
-    overwrite: bool = setting(
-        False,
-        "when --output_dir holds an earlier `albert-keras finetune-squad` run with other "
-        "arguments, remove only the files that run wrote (listed in its .albert-keras.json) and "
-        "start anew; other files, and folders of other commands, are never touched. Without it "
-        "such a folder is refused; the same arguments resume",
-    )
+    overwrite: bool = overwrite_setting("finetune-squad")
     spm_model: str | None = setting(
         None, "SentencePiece .model; none: spm.model or the only *.model beside --init_from"
     )
@@ -94,19 +92,9 @@ class FinetuneSquadSettings:
     warmup_proportion: float = setting(0.1, "fraction of the steps with a linear warmup")
     n_best_size: int = setting(20, "candidate answers kept per question")
     max_answer_length: int = setting(30, "longest answer, in pieces")
-    strategy: str = setting(
-        "auto",
-        "how training spreads over devices (albert_keras.training.get_strategy); auto: a TPU, "
-        "else several workers (TF_CONFIG), else every GPU, else the CPU",
-        choices=STRATEGIES,
-    )
+    strategy: str = strategy_setting()
     seed: int = setting(12345, "seeds the head's initial weights, dropout and the shuffle")
-    mixed_precision: str = setting(
-        "auto",
-        "auto: bfloat16 where the hardware computes it natively (TPU, GPU >= 8.0, CPU with "
-        "AVX512_BF16 / AMX and oneDNN), float16 on GPU 7.x, else float32; printed at start",
-        choices=PRECISIONS,
-    )
+    mixed_precision: str = mixed_precision_setting()
 
     def __post_init__(self):
         for name in PATHS:  # a Path and its str are the same setting

@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import dataclasses
 
-from albert_keras_settings.choices import JIT_COMPILE, PRECISIONS, SENTENCE_OBJECTIVES, STRATEGIES
+from albert_keras_settings.choices import JIT_COMPILE, SENTENCE_OBJECTIVES
 from albert_keras_settings.setting import check_choices, check_positive, setting
+from albert_keras_settings.shared_settings import (
+    mixed_precision_setting,
+    overwrite_setting,
+    strategy_setting,
+)
 
 # The official run: 3,125 warmup steps of 125,000.
 OFFICIAL_WARMUP_FRACTION = 3125 / 125_000
@@ -39,13 +44,7 @@ class PretrainSettings:
 
     records: str = setting(help="glob of training TFRecord shards")
     output_dir: str = setting(help="the run's folder; the same settings resume a run")
-    overwrite: bool = setting(
-        False,
-        "when --output_dir holds an earlier `albert-keras pretrain` run with other arguments, "
-        "remove only the files that run wrote (listed in its .albert-keras.json) and start "
-        "anew; other files, and folders of other commands, are never touched. Without it such "
-        "a folder is refused; the same arguments resume",
-    )
+    overwrite: bool = overwrite_setting("pretrain")
     preset: str = setting("albert_base", "an AlbertBackbone preset")
     config: dict = setting({}, "backbone arguments overriding the preset's", flag=False)
     sentence_objective: str = setting("sop", "the sentence loss", choices=SENTENCE_OBJECTIVES)
@@ -59,18 +58,8 @@ class PretrainSettings:
     eval_records: str | None = setting(None, "glob of held-out TFRecord shards")
     eval_steps: int = setting(100, "at most this many batches; 0: all")
     checkpoint_every: int = setting(1000, "steps")
-    strategy: str = setting(
-        "auto",
-        "how training spreads over devices (albert_keras.training.get_strategy); auto: a TPU, "
-        "else several workers (TF_CONFIG), else every GPU, else the CPU",
-        choices=STRATEGIES,
-    )
-    mixed_precision: str = setting(
-        "auto",
-        "auto: bfloat16 where the hardware computes it natively (TPU, GPU >= 8.0, CPU with "
-        "AVX512_BF16 / AMX and oneDNN), float16 on GPU 7.x, else float32; printed at start",
-        choices=PRECISIONS,
-    )
+    strategy: str = strategy_setting()
+    mixed_precision: str = mixed_precision_setting()
     jit_compile: str = setting("auto", "XLA; auto: on except on a CPU", choices=JIT_COMPILE)
     steps_per_execution: int = setting(1, "steps per compiled call (large values help TPUs)")
     spm_model: str | None = setting(None, "copied beside the model")
