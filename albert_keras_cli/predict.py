@@ -31,6 +31,7 @@ import os
 import sys
 
 from albert_keras_cli.finetune_glue import TASKS
+from albert_keras_cli.predict_files import decoded_lines, read_bytes, write_output
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -153,7 +154,7 @@ def run(args: argparse.Namespace) -> int:
 
     check_arguments(args)  # again: main() runs it first, a caller of run() may not
     name = "stdin" if args.input in (None, "-") else args.input
-    data = None if args.task else _read_bytes(args.input)
+    data = None if args.task else read_bytes(args.input)
     model = load_any_model(args.model)
     _check_vocabulary(model, args)
     if getattr(model, "head", None) in ("simple", "v2"):  # an AlbertQuestionAnswerer
@@ -199,7 +200,7 @@ def read_lines(path: str | None, pairs: bool) -> tuple[list[str], list[str] | No
     (['a film I loved', 'meh'], None)
     """
     name = "stdin" if path in (None, "-") else path
-    return split_lines(_read_bytes(path), name, pairs)
+    return split_lines(read_bytes(path), name, pairs)
 
 
 def split_lines(data: bytes, name: str, pairs: bool) -> tuple[list[str], list[str] | None]:
@@ -218,22 +219,6 @@ def split_lines(data: bytes, name: str, pairs: bool) -> tuple[list[str], list[st
         else:
             texts_a.append(line)
     return texts_a, texts_b if pairs else None
-
-
-def decoded_lines(data: bytes, name: str):
-    """`(line number, text)` of each line; one that is not UTF-8 is a ValueError naming it."""
-    for number, raw in enumerate(data.splitlines(), start=1):
-        try:
-            yield number, raw.decode("utf-8")
-        except UnicodeDecodeError as error:
-            raise ValueError(f"{name} line {number}: not UTF-8 ({error.reason})") from None
-
-
-def _read_bytes(path: str | None) -> bytes:
-    if path in (None, "-"):
-        return sys.stdin.buffer.read()
-    with open(path, "rb") as file:
-        return file.read()
 
 
 def _check_vocabulary(model, args: argparse.Namespace) -> None:
@@ -265,12 +250,3 @@ def _attach_preprocessor(model, args: argparse.Namespace) -> None:
     length = args.sequence_length or backbone.max_sequence_length
     tokenizer = AlbertTokenizer(args.spm_model, lowercase=True)  # as GlueEncoder's default
     model.preprocessor = AlbertPreprocessor(tokenizer, length)
-
-
-def write_output(path: str, text: str) -> None:
-    """Writes `text` to `path` atomically, making its folder."""
-    from pipelines import atomic_write
-
-    # A new folder for the output is made, as `--output_dir` folders are; nothing else is touched.
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    atomic_write.write_text(path, text)

@@ -10,7 +10,7 @@ import argparse
 import json
 import sys
 
-from albert_keras_cli.predict import decoded_lines, write_output
+from albert_keras_cli.predict_files import decoded_lines, write_output
 
 
 def run_squad(model, args: argparse.Namespace, data: bytes, name: str) -> int:

@@ -1,0 +1,33 @@
+"""`albert-keras predict`'s input and output files: bytes in (a file or stdin), lines decoded
+with one-line errors, the output written atomically. Shared by `predict` and `predict_squad`."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+
+def read_bytes(path: str | None) -> bytes:
+    """The bytes of a file, or of stdin for None or '-'."""
+    if path in (None, "-"):
+        return sys.stdin.buffer.read()
+    with open(path, "rb") as file:
+        return file.read()
+
+
+def decoded_lines(data: bytes, name: str):
+    """`(line number, text)` of each line; one that is not UTF-8 is a ValueError naming it."""
+    for number, raw in enumerate(data.splitlines(), start=1):
+        try:
+            yield number, raw.decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise ValueError(f"{name} line {number}: not UTF-8 ({error.reason})") from None
+
+
+def write_output(path: str, text: str) -> None:
+    """Writes `text` to `path` atomically, making its folder."""
+    from pipelines import atomic_write
+
+    # A new folder for the output is made, as `--output_dir` folders are; nothing else is touched.
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    atomic_write.write_text(path, text)
