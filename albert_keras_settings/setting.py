@@ -93,8 +93,18 @@ def check_positive(settings, *names: str) -> None:
     Traceback (most recent call last):
     ValueError: --steps=0 must be a positive integer
     """
-    for name in names:
-        value = getattr(settings, name)
+    check_positive_values(**{name: getattr(settings, name) for name in names})
+
+
+def check_positive_values(**values) -> None:
+    """The one wording of "--flag=value must be a positive integer", for values by flag name.
+
+    Example:
+    >>> check_positive_values(batch_size=32, max_steps=0)
+    Traceback (most recent call last):
+    ValueError: --max_steps=0 must be a positive integer
+    """
+    for name, value in values.items():
         if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
             raise ValueError(f"--{name}={value} must be a positive integer")
 

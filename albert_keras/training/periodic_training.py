@@ -9,13 +9,13 @@ import keras
 
 from albert_keras.training import strategy as strategies
 from albert_keras.training.fit_timer import FitTimer
-from albert_keras.training.flag_checks import check_positive
 from albert_keras.training.model_files import one_line_os_errors, save_keras
 from albert_keras.training.record_inputs import RecordInputs
 from albert_keras.training.step_checkpoint import StepCheckpoint, remove_stale_temporaries
 from albert_keras.training.step_progress import progress_callbacks
 from albert_keras.training.step_tensor_board import tensorboard_callbacks
 from albert_keras.training.stop_at_step import StopAtStep
+from albert_keras_settings.setting import check_positive_values
 from pipelines import atomic_write
 from pipelines.output_folder import MANIFEST, OutputFolder
 
@@ -71,7 +71,7 @@ class PeriodicTraining:
         checkpoint_every: int,
         gradient_accumulation_steps: int = 1,
     ):
-        check_positive(max_steps=max_steps, checkpoint_every=checkpoint_every)
+        check_positive_values(max_steps=max_steps, checkpoint_every=checkpoint_every)
         self.folder = output_dir if isinstance(output_dir, OutputFolder) else None
         self.output_dir = self.folder.path if self.folder else output_dir
         if self.folder:  # the folder is locked: no other run is writing there
