@@ -29,6 +29,7 @@ from albert_keras.training.model_files import check_outside, load_keras_file, on
 from albert_keras.training.periodic_training import (
     PeriodicTraining,
     held_out_means,
+    schedule_config,
     training_folder,
 )
 from albert_keras.training.precision import loss_scaled
@@ -194,16 +195,7 @@ def _run_config(
         "temperature": s.temperature,
         "loss_weights": [s.soft_target_weight, s.mlm_weight, s.cosine_weight],
         "cosine_positions": s.cosine_positions,
-        "batch_size": s.batch_size,
-        "max_steps": s.max_steps,
-        "learning_rate": s.learning_rate,
-        "warmup_steps": s.warmup_steps_or_default(),
-        "max_seq_length": inputs.max_seq_length,
-        "max_predictions_per_seq": inputs.max_predictions_per_seq,
-        "dynamic_masking": s.dynamic_masking,
-        "checkpoint_every": s.checkpoint_every,
-        "mixed_precision": precision,
-        "seed": s.seed,
+        **schedule_config(s, inputs, precision),
     }
 
 

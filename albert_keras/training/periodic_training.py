@@ -221,6 +221,31 @@ class PeriodicTraining:
         return summary
 
 
+def schedule_config(settings, inputs: RecordInputs, precision: str) -> dict:
+    """The part of a pretraining-style run's config (`pretrain`, `distill`) that their settings
+    share: batch, steps, schedule, record shapes, masking, checkpoints, precision and seed, in
+    the order both record it (a resumed run compares it with the one it continues).
+
+    Args:
+        settings: a `PretrainSettings` or `DistillSettings`.
+        inputs: the run's `RecordInputs` (its record shapes).
+        precision: the dtype policy chosen (`"mixed_bfloat16"`, ...).
+    """
+    s = settings
+    return {
+        "batch_size": s.batch_size,
+        "max_steps": s.max_steps,
+        "learning_rate": s.learning_rate,
+        "warmup_steps": s.warmup_steps_or_default(),
+        "max_seq_length": inputs.max_seq_length,
+        "max_predictions_per_seq": inputs.max_predictions_per_seq,
+        "dynamic_masking": s.dynamic_masking,
+        "checkpoint_every": s.checkpoint_every,
+        "mixed_precision": precision,
+        "seed": s.seed,
+    }
+
+
 def held_out_means(model: keras.Model, data, steps: int) -> dict:
     """`model.evaluate`'s means over `steps` batches of `data` as floats; `{}` without data."""
     if data is None:

@@ -28,6 +28,7 @@ from albert_keras.training.model_files import check_outside
 from albert_keras.training.periodic_training import (
     PeriodicTraining,
     held_out_means,
+    schedule_config,
     training_folder,
 )
 from albert_keras.training.precision import loss_scaled
@@ -162,16 +163,7 @@ def _run_config(s: PretrainSettings, inputs, backbone_config: dict, precision: s
         "preset": s.preset,
         "backbone": backbone_config,
         "sentence_objective": None if s.sentence_objective == "none" else s.sentence_objective,
-        "batch_size": s.batch_size,
-        "max_steps": s.max_steps,
-        "learning_rate": s.learning_rate,
-        "warmup_steps": s.warmup_steps_or_default(),
-        "max_seq_length": inputs.max_seq_length,
-        "max_predictions_per_seq": inputs.max_predictions_per_seq,
-        "dynamic_masking": s.dynamic_masking,
-        "checkpoint_every": s.checkpoint_every,
-        "mixed_precision": precision,
-        "seed": s.seed,
+        **schedule_config(s, inputs, precision),
         # Only when used, so checkpoints of runs without them still resume.
         **({"init_from": s.init_from} if s.init_from else {}),
         **({"gradient_accumulation_steps": accumulate} if accumulate > 1 else {}),
