@@ -39,6 +39,7 @@ from albert_keras.glue.tsv_reader import read_glue_tsv
 from albert_keras.models import AlbertClassifier
 from albert_keras.optimizers import AdamWeightDecay, WarmupLinearDecay
 from albert_keras.training import strategy as strategies
+from albert_keras.training.best_weights_in_memory import BestWeightsInMemory
 from albert_keras.training.model_files import (
     check_outside,
     find_spm_model,
@@ -253,7 +254,7 @@ def _fit(classifier, task, train_data, dev_inputs, devs, hyperparameters, verbos
     first = task.dev_splits[0]
     evaluation = GlueEvaluation(task, dev_inputs[first], devs[first].labels)
     monitor = f"val_{task.main_metric}"
-    best = _BestWeights(monitor)
+    best = BestWeightsInMemory(monitor)
     callbacks = [
         StopAtStep(hyperparameters["eval_every"], hyperparameters["max_steps"]),
         evaluation,  # before the two below: they read the val_* it adds to the logs
@@ -279,27 +280,6 @@ def _fit(classifier, task, train_data, dev_inputs, devs, hyperparameters, verbos
     if best.weights is not None:
         classifier.set_weights(best.weights)
     return evaluation.history, steps_trained
-
-
-class _BestWeights(keras.callbacks.Callback):
-    """Keeps a copy of the weights at the best `monitor` so far (higher is better), in memory.
-
-    In memory rather than in a `best.weights.h5` as `ModelCheckpoint` keeps them: a run is not
-    resumed from it, and a file meant a full disk in the middle of HDF5's own writes (a
-    traceback, then a crash leaving half a file) and a `checkpoints/` folder to delete after.
-    """
-
-    def __init__(self, monitor: str):
-        super().__init__()
-        self.monitor = monitor
-        self.best = -math.inf
-        self.weights = None
-
-    def on_epoch_end(self, epoch, logs=None):
-        value = (logs or {}).get(self.monitor)
-        if value is not None and value > self.best:  # NaN never is: as ModelCheckpoint
-            self.best = value
-            self.weights = self.model.get_weights()
 
 
 def _hyperparameters(task: GlueTask, s: FinetuneGlueSettings) -> dict:
