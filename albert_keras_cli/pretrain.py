@@ -17,6 +17,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_config_flag(parser, "override a preset argument")
 
 
+def check_arguments(args: argparse.Namespace) -> None:
+    """Makes the settings before TensorFlow loads: a bad value is one line in a second."""
+    settings_from_args(PretrainSettings, args, config=parse_config_flags(args.config))
+
+
 def run(args: argparse.Namespace) -> int:
     """Runs `pretrain` with the parsed flags; prints where the outputs are."""
     from albert_keras.training.pretrain_job import pretrain

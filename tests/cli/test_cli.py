@@ -67,6 +67,22 @@ print("EXIT", code, "tensorflow" in sys.modules, "keras" in sys.modules)
         (["train"], 2),
         (["pretrain", "--max_steps", "many", "--records", "x", "--output_dir", "y"], 2),
         (["pretrain", "--output_dir", "y"], 2),
+        # A bad setting is refused by the settings class, before TensorFlow loads.
+        (["pretrain", "--records", "x", "--output_dir", "y", "--batch_size", "0"], 2),
+        (
+            [
+                "distill",
+                "--teacher",
+                "t",
+                "--records",
+                "x",
+                "--output_dir",
+                "y",
+                "--max_steps",
+                "0",
+            ],
+            2,
+        ),
         (["convert", "--source", "onnx", "x"], 2),
     ],
 )
