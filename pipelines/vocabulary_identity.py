@@ -3,8 +3,9 @@
 A vocabulary is known by the sha256 of its `.model` file's bytes and its number of pieces. The
 writer records both in `stats.json` (`vocabulary_sha256`, `vocabulary_size`); `pretrain` and
 `distill` compare the `--spm_model` they are given (and the model's size) with the stats beside
-the records before any model is built, and record the vocabulary in their run's summary. Token
-ids alone cannot tell two vocabularies apart: records of a 2,000-piece vocabulary fit a
+the records before any model is built, and record the vocabulary in their run's summary
+(`vocabulary_sha256` in `summary.json`, beside the `model.keras` and `backbone.keras` they save:
+fine-tuning from those reads it there, as their configs carry none). Token ids alone cannot tell two vocabularies apart: records of a 2,000-piece vocabulary fit a
 30,000-piece model, which then trains on ids that mean other pieces.
 
 The hashing and the comparison live here and nowhere else; no TensorFlow.
@@ -13,9 +14,11 @@ The hashing and the comparison live here and nowhere else; no TensorFlow.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 
 SHORT = 12  # hex digits shown in messages (48 bits: no accidental match between two files)
+RUN_SUMMARY = "summary.json"  # what pretrain and distill write beside the models they save
 
 
 def file_sha256(path: str) -> str:
@@ -107,6 +110,29 @@ def check_same_vocabulary(
         )
 
 
+def run_vocabulary_sha256(vocabulary: dict | None, record_files) -> str | None:
+    """The sha256 of the vocabulary a pretraining-style run trained with, for its summary: the
+    given one's (`describe(spm_model)`), else the one every writer's `stats.json` beside the
+    records agrees on; None when neither says (or two stats disagree).
+
+    Args:
+        vocabulary: dict or None. `describe(spm_model)` of `--spm_model`.
+        record_files: the record files read (their folders' `stats.json` are consulted).
+
+    Example:
+    >>> run_vocabulary_sha256(None, ["records/x.tfrecord"]) == file_sha256("spm.model")
+    True
+    """
+    if vocabulary is not None:
+        return vocabulary["sha256"]
+    from pipelines.writer_stats import read_writer_stats
+
+    folders = sorted({os.path.dirname(path) for path in record_files})
+    found = {(read_writer_stats(folder) or {}).get("vocabulary_sha256") for folder in folders}
+    found.discard(None)
+    return found.pop() if len(found) == 1 else None
+
+
 def model_vocabulary_sha256(model) -> str | None:
     """The vocabulary sha256 a loaded model carries (its preprocessor's tokenizer records it in
     the `.keras` config), or None for a model saved without one.
@@ -122,10 +148,36 @@ def model_vocabulary_sha256(model) -> str | None:
     return getattr(tokenizer, "vocabulary_sha256", None)
 
 
+def saved_vocabulary_sha256(model, model_path: str) -> tuple[str | None, str]:
+    """`(sha256, where)`: the vocabulary hash the model carries, else the one its run recorded
+    in the `summary.json` beside it (pretrain's and distill's `model.keras` and
+    `backbone.keras` carry none); `(None, model_path)` when neither has one.
+
+    Args:
+        model: the loaded model.
+        model_path: str. Its `.keras` file (a name that is not a file has no summary beside it).
+
+    Example:
+    >>> saved_vocabulary_sha256(object(), "old.keras")
+    (None, 'old.keras')
+    """
+    carried = model_vocabulary_sha256(model)
+    if carried is not None or not os.path.isfile(model_path):
+        return carried, model_path
+    summary = os.path.join(os.path.dirname(model_path), RUN_SUMMARY)
+    try:
+        with open(summary) as file:
+            recorded = json.load(file).get("vocabulary_sha256")
+    except (OSError, ValueError, AttributeError):
+        return None, model_path  # no run summary (or not one): nothing recorded
+    return (recorded, summary) if isinstance(recorded, str) else (None, model_path)
+
+
 def check_model_vocabulary(
     model, model_name: str, spm_model: str, vocabulary_name: str = "--spm_model"
 ) -> str | None:
-    """Refuses a SentencePiece model that is not the one a saved model was fine-tuned with.
+    """Refuses a SentencePiece model that is not the one a saved model was trained with: the
+    hash the model carries, or its run's `summary.json` beside it (`saved_vocabulary_sha256`).
 
     Args:
         model: the loaded model.
@@ -144,14 +196,15 @@ def check_model_vocabulary(
     >>> check_model_vocabulary(object(), "old.keras", "spm.model")
     'old.keras carries no vocabulary sha256 (saved without one): --spm_model spm.model is not checked against it'
     """
-    recorded = model_vocabulary_sha256(model)
+    recorded, where = saved_vocabulary_sha256(model, model_name)
     given = f"{vocabulary_name} {spm_model}"
     if recorded is None:
         return f"{model_name} carries no vocabulary sha256 (saved without one): {given} is not checked against it"  # fmt: skip
     sha256 = file_sha256(spm_model)
     if sha256 != recorded:
+        source = "" if where == model_name else f"{where}: "
         raise ValueError(
             f"{given} (sha256 {sha256[:SHORT]}) is not the vocabulary {model_name} was trained "
-            f"with (sha256 {recorded[:SHORT]}): give that one"
+            f"with ({source}sha256 {recorded[:SHORT]}): give that one"
         )
     return None

@@ -18,6 +18,7 @@ from albert_keras.training.stop_at_step import StopAtStep
 from albert_keras_settings.setting import check_positive_values
 from pipelines import atomic_write
 from pipelines.output_folder import MANIFEST, OutputFolder
+from pipelines.vocabulary_identity import run_vocabulary_sha256
 
 CHECKPOINT_DIR = "checkpoints"
 # What a periodic training job writes at the top of its folder (besides the SentencePiece model).
@@ -197,7 +198,8 @@ class PeriodicTraining:
             batch: int. Examples per batch fed (the micro-batch when accumulating).
             distribution: the `tf.distribute` strategy it ran under.
             jit_compile, steps_per_execution: recorded in the summary's config.
-            spm_model: str. Copied beside the model; recorded.
+            spm_model: str. Copied beside the model; recorded, and its sha256 as
+                `vocabulary_sha256` (without it, the one the records' `stats.json` records).
             held_out: (`held_out_means`' figures, the held-out steps they took).
             **figures: the job's own entries, between `distribution` and `eval`
                 (`parameters`, distill's `eval_before`, ...).
@@ -211,6 +213,10 @@ class PeriodicTraining:
                 jit_compile=jit_compile,
                 steps_per_execution=steps_per_execution,
                 spm_model=spm_model,
+            ),
+            # Fine-tuning from the saved models (whose configs carry no vocabulary) reads it here.
+            "vocabulary_sha256": run_vocabulary_sha256(
+                inputs.vocabulary, [*inputs.files, *inputs.eval_files]
             ),
             "distribution": strategies.describe(distribution),
             **figures,
