@@ -236,7 +236,9 @@ def _check_vocabulary(model, args: argparse.Namespace) -> None:
                 f"({model.preprocessor.sequence_length}): drop --sequence_length"
             )
         return
-    print(check_model_vocabulary(model, args.model, args.spm_model), file=sys.stderr)
+    note = check_model_vocabulary(model, args.model, args.spm_model)  # None: the run's matched
+    if note:
+        print(note, file=sys.stderr)
     _attach_preprocessor(model, args)
 
 

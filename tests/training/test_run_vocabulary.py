@@ -3,10 +3,12 @@ model.keras or backbone.keras it saved (whose configs carry no vocabulary) reads
 refuses another --spm_model in one line naming both files."""
 
 import json
+import shutil
 
 import pytest
 from release_tarball import train_tiny_sentencepiece
 
+from albert_keras import AlbertClassifier
 from albert_keras.training.model_files import load_keras_file
 from albert_keras_cli.main import main
 from pipelines.pretraining_data import write_pretraining_data
@@ -124,3 +126,20 @@ def test_finetune_glue_from_the_run_accepts_its_vocabulary(run, inputs, tmp_path
     assert main([*argv, "--spm_model", inputs["tiny"]]) == 0
     metrics = json.loads((tmp_path / "glue" / "metrics.json").read_text())
     assert metrics["spm_model"] == inputs["tiny"] and metrics["train_examples"] == 9
+
+
+def test_predict_reads_the_run_summary_beside_a_bare_classifier(run, inputs, tmp_path, capsys):
+    # A classifier saved without a preprocessor, in a folder with its run's summary.json.
+    backbone = load_keras_file(str(run / "backbone.keras"))
+    AlbertClassifier(backbone, num_classes=2).save(tmp_path / "bare.keras")
+    shutil.copy(run / "summary.json", tmp_path / "summary.json")
+    (tmp_path / "lines.txt").write_text("\n".join(SENTENCES) + "\n")
+    argv = ["predict", "--model", str(tmp_path / "bare.keras"), "--input",
+            str(tmp_path / "lines.txt"), "--output", str(tmp_path / "out.jsonl"),
+            "--sequence_length", "16"]  # fmt: skip
+    assert main([*argv, "--spm_model", inputs["other"]]) == 2
+    assert f"({tmp_path / 'summary.json'}: sha256 " in one_error_line(capsys)
+    assert main([*argv, "--spm_model", inputs["tiny"]]) == 0
+    err = capsys.readouterr().err.splitlines()  # matched: no note (nor a printed None)
+    assert err == [f"3 predictions -> {tmp_path / 'out.jsonl'}"]
+    assert len((tmp_path / "out.jsonl").read_text().splitlines()) == 3
