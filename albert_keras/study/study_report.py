@@ -72,7 +72,7 @@ def write_report(spec, output_dir: str, *, data: dict | None = None,
         "study": spec.to_dict(),
         "source": spec.source,
         "command": command,
-        "data": data and {"stats": data.get("stats"), "files": data.get("files")},
+        "data": data and {"stats": data.get("stats"), "files": _relative(data.get("files"))},
         "rows": rows,
         "unresolved": unresolved,
         "chance": chance,
@@ -97,3 +97,11 @@ def write_report(spec, output_dir: str, *, data: dict | None = None,
 
 def _write(path: str, text: str) -> None:
     atomic_write.write_text(path, text)
+
+
+def _relative(files: dict | None) -> dict | None:
+    """The files read, relative to where the study ran (its command's paths are): a report
+    names no folder of the machine it ran on."""
+    if not files:
+        return files
+    return {kind: [os.path.relpath(path) for path in paths] for kind, paths in files.items()}
