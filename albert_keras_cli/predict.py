@@ -31,7 +31,7 @@ import os
 import sys
 
 from albert_keras_cli.finetune_glue import TASKS
-from albert_keras_cli.predict_files import decoded_lines, read_bytes, write_output
+from albert_keras_cli.predict_files import decoded_lines, emit_json_lines, read_bytes, write_output
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -178,12 +178,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     texts_a, texts_b = split_lines(data, name, args.pairs)
     predictions = predict_texts(model, texts_a, texts_b, args.batch_size)
-    lines = "".join(json.dumps(p, ensure_ascii=False) + "\n" for p in predictions)
-    if args.output:
-        write_output(args.output, lines)
-        print(f"{len(predictions)} predictions -> {args.output}", file=sys.stderr)
-    else:
-        sys.stdout.write(lines)
+    emit_json_lines(predictions, args.output, "predictions")
     return 0
 
 

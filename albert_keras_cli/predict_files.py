@@ -3,6 +3,7 @@ with one-line errors, the output written atomically. Shared by `predict` and `pr
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 
@@ -31,3 +32,18 @@ def write_output(path: str, text: str) -> None:
     # A new folder for the output is made, as `--output_dir` folders are; nothing else is touched.
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     atomic_write.write_text(path, text)
+
+
+def emit_json_lines(records: list, output: str | None, noun: str) -> None:
+    """One JSON line per record: into `output` (atomically, and a count on stderr), else stdout.
+
+    Example:
+    >>> emit_json_lines([{"label": 1}], None, "predictions")
+    {"label": 1}
+    """
+    lines = "".join(json.dumps(record, ensure_ascii=False) + "\n" for record in records)
+    if output:
+        write_output(output, lines)
+        print(f"{len(records)} {noun} -> {output}", file=sys.stderr)
+    else:
+        sys.stdout.write(lines)

@@ -10,7 +10,7 @@ import argparse
 import json
 import sys
 
-from albert_keras_cli.predict_files import decoded_lines, write_output
+from albert_keras_cli.predict_files import decoded_lines, emit_json_lines, write_output
 
 
 def run_squad(model, args: argparse.Namespace, data: bytes, name: str) -> int:
@@ -47,12 +47,7 @@ def run_squad(model, args: argparse.Namespace, data: bytes, name: str) -> int:
     from albert_keras.squad.squad_answers import answer_questions
 
     answers = answer_questions(model, questions, contexts, **settings)
-    lines = "".join(json.dumps(answer, ensure_ascii=False) + "\n" for answer in answers)
-    if args.output:
-        write_output(args.output, lines)
-        print(f"{len(answers)} answers -> {args.output}", file=sys.stderr)
-    else:
-        sys.stdout.write(lines)
+    emit_json_lines(answers, args.output, "answers")
     return 0
 
 
