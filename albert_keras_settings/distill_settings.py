@@ -6,6 +6,7 @@ import dataclasses
 
 from albert_keras_settings.pretrain_settings import PretrainSettings
 from albert_keras_settings.setting import REQUIRED, check_choices, check_positive, setting
+from albert_keras_settings.shared_settings import overwrite_setting
 
 # How the student starts: the teacher's layers, random weights, or the first where it can.
 STUDENT_INITS = ("auto", "teacher", "random")
@@ -15,11 +16,11 @@ COSINE_POSITIONS = ("masked", "tokens")
 _PRETRAINING = {field.name: field for field in dataclasses.fields(PretrainSettings)}
 
 
-def _as_in_pretraining(name: str, **changes):
+def _as_in_pretraining(name: str):
     """The `PretrainSettings` field `name` again (its default, help and choices): distillation
     trains as pretraining does, so these settings are pretraining's, written once there."""
     field = _PRETRAINING[name]
-    meta = {**field.metadata, **changes}
+    meta = field.metadata
     default = REQUIRED if field.default is dataclasses.MISSING else field.default
     return setting(default, meta["help"], choices=meta["choices"], metavar=meta["metavar"])
 
@@ -90,10 +91,7 @@ class DistillSettings:
     config: dict = setting({}, "student backbone arguments overriding those", flag=False)
     records: str = _as_in_pretraining("records")
     output_dir: str = _as_in_pretraining("output_dir")
-    overwrite: bool = _as_in_pretraining(
-        "overwrite",
-        help=_PRETRAINING["overwrite"].metadata["help"].replace("pretrain`", "distill`"),
-    )
+    overwrite: bool = overwrite_setting("distill")
     student_init: str = setting(
         "auto",
         "teacher: copy the teacher's layers (every other one; the shared block itself); "
