@@ -32,7 +32,7 @@ demo: install
 	$(PY) -m albert_keras_cli demo $(DEMO_ARGS)
 
 lint: install
-	$(VENV)/bin/ruff check albert_keras albert_keras_cli pipelines tests benchmarks experiments
+	$(VENV)/bin/ruff check albert_keras albert_keras_cli albert_keras_contracts albert_keras_settings pipelines tests benchmarks experiments
 
 clean:
 	rm -rf demo_output .pytest_cache

@@ -10,7 +10,7 @@ command with a one-line message naming the file and a non-zero exit.
 
 Nothing a user owns is replaced: `--output x.keras` writes `x.keras` and its vocabulary
 `x.spiece.model` and refuses either if it exists; each `--to FORMAT DIR` folder is convert's own
-(`pipelines.output_folder`: a user's files or another command's output refused). `--overwrite`
+(`albert_keras_contracts.output_folder`: a user's files or another command's output refused). `--overwrite`
 replaces an existing `--output` and an earlier conversion into a `--to` folder, only that.
 """
 
@@ -89,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
 def _target(args: argparse.Namespace, target: str, directory: str):
     """A `--to` target: its folder opened as convert's own (a `.keras` file: checked as new);
     a conversion that fails before writing into it leaves no folder it made."""
-    from pipelines.output_folder import OutputFolder, check_new_file
+    from albert_keras_contracts.output_folder import OutputFolder, check_new_file
 
     if target == "keras-hub" and directory.endswith(".keras"):
         check_new_file(directory, overwrite=args.overwrite)

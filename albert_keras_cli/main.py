@@ -20,7 +20,7 @@ import sys
 
 from albert_keras_cli import __version__
 from albert_keras_cli.quiet_logging import configure_logging, import_tensorflow
-from pipelines.output_folder import os_error_line
+from albert_keras_contracts.output_folder import os_error_line
 
 SUBCOMMANDS = {
     "pretrain": ("albert_keras_cli.pretrain", "Pretrain on TFRecord shards."),

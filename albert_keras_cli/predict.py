@@ -106,7 +106,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def check_arguments(args: argparse.Namespace) -> None:
     """Flag errors in one line, before TensorFlow loads; raises ValueError / FileNotFoundError."""
-    from pipelines.output_folder import check_new_file
+    from albert_keras_contracts.output_folder import check_new_file
 
     if os.path.isdir(args.model):
         raise ValueError(f"--model {args.model} is a folder: give the .keras file")
@@ -219,7 +219,7 @@ def split_lines(data: bytes, name: str, pairs: bool) -> tuple[list[str], list[st
 def _check_vocabulary(model, args: argparse.Namespace) -> None:
     """`--spm_model` against the vocabulary the model carries (refused when another), or given
     to a model saved without one (said in one line: nothing could be checked)."""
-    from pipelines.vocabulary_identity import check_model_vocabulary
+    from albert_keras_contracts.vocabulary_identity import check_model_vocabulary
 
     if args.spm_model is None:
         return

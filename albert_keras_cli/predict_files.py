@@ -27,7 +27,7 @@ def decoded_lines(data: bytes, name: str):
 
 def write_output(path: str, text: str) -> None:
     """Writes `text` to `path` atomically, making its folder."""
-    from pipelines import atomic_write
+    from albert_keras_contracts import atomic_write
 
     # A new folder for the output is made, as `--output_dir` folders are; nothing else is touched.
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)

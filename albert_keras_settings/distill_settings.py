@@ -64,7 +64,7 @@ class DistillSettings:
             backbone arguments; the vocabulary is always the teacher's.
         config: student backbone arguments overriding those (`--config num_layers=2`).
         records: glob of training shards (the teacher's, ideally).
-        output_dir: the run's folder (`pipelines.output_folder`); the same settings resume.
+        output_dir: the run's folder (`albert_keras_contracts.output_folder`); the same settings resume.
         student_init: `"teacher"` (`warm_start`), `"random"`, or `"auto"`: the teacher's
             weights where the widths allow it.
         temperature, soft_target_weight, mlm_weight, cosine_weight, cosine_positions: see

@@ -25,8 +25,8 @@ class PretrainSettings:
     before anything is read or written. Frozen: `dataclasses.replace` gives a changed copy.
 
     Args:
-        records: glob of training shards (`pipelines.record_format`); `gs://` works.
-        output_dir: the run's folder (`pipelines.output_folder`): `model.keras`,
+        records: glob of training shards (`albert_keras_contracts.record_format`); `gs://` works.
+        output_dir: the run's folder (`albert_keras_contracts.output_folder`): `model.keras`,
             `backbone.keras`, `summary.json`, `checkpoints/`, `logs/`; the same settings resume.
         preset: an `AlbertBackbone` preset.
         config: backbone arguments overriding the preset's (`--config num_layers=2`).

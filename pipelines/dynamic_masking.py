@@ -34,11 +34,10 @@ Here: the draws and the steps in order; steps 1 to 3 without their draws are in
 
 import tensorflow as tf
 
+# ALBERT's ids (<pad>=0, <unk>=1, [CLS]=2, [SEP]=3, [MASK]=4; replacements from 5 on).
+from albert_keras_contracts.special_tokens import CLS_ID, FIRST_NORMAL_ID, MASK_ID, PAD_ID, SEP_ID
 from pipelines.masking_rows import gather_rows, write_rows, xla_compiled
 from pipelines.masking_spans import first_draws, greedy_visit, spans_to_ranks, word_structure
-
-# ALBERT's ids (<pad>=0, <unk>=1, [CLS]=2, [SEP]=3, [MASK]=4; replacements from 5 on).
-from pipelines.special_tokens import CLS_ID, FIRST_NORMAL_ID, MASK_ID, PAD_ID, SEP_ID
 
 __all__ = [
     "CLS_ID",

@@ -42,11 +42,11 @@ import resource
 import sys
 import time
 
+from albert_keras_contracts.output_folder import os_error_line
 from albert_keras_settings.setting import resolve_settings
 from albert_keras_settings.settings_flags import add_settings_flags, settings_from_args
 from albert_keras_settings.writer_settings import WriterSettings
 from pipelines.documents import list_input_files
-from pipelines.output_folder import os_error_line
 from pipelines.shard_worker import DISK_ERRNOS, keep_freed_memory
 from pipelines.tokenization import SentencePieceEncoder
 from pipelines.writer_folder import writer_folder

@@ -15,8 +15,8 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from albert_keras_contracts import record_format
 from albert_keras_settings.writer_settings import WriterSettings
-from pipelines import record_format
 from pipelines.ngram_masking import mask_ngrams
 from pipelines.pretraining_stats import PretrainingStats
 from pipelines.record_writer import frame_records, serialize_examples

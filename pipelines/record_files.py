@@ -21,14 +21,14 @@ import struct
 import sys
 from collections.abc import Sequence
 
-from pipelines import writer_stats
+from albert_keras_contracts import writer_stats
 from pipelines.record_writer import masked_crc
 
 # Names that are never record shards (no read needed).
 _NOT_RECORD_SUFFIXES = (".json", ".partial", ".txt", ".md", ".model", ".vocab", ".log", ".lock")
 # Names that say "I am a shard": such a file with a bad header is an error, not skipped.
 _SHARD_NAME = re.compile(r"tfrecord|-\d+-of-\d+$", re.IGNORECASE)
-# `pipelines.output_folder`'s manifest and lock files (`.albert-keras.json`, `...lock`).
+# `albert_keras_contracts.output_folder`'s manifest and lock files (`.albert-keras.json`, `...lock`).
 _OUTPUT_FOLDER_NAMES = ".albert-keras"
 _HEADER_BYTES = 12  # uint64 length + masked CRC-32C of those 8 bytes
 _MAX_LISTED = 5
@@ -43,7 +43,7 @@ def list_record_files(
     glob matches, files that are not shards are left out and named on stderr in one line; a
     match whose name says it is a shard (`*tfrecord*`, `*-00001-of-00008`) but whose header is
     not a TFRecord's is an error. Where the writer's `stats.json` sits beside the matches, only
-    the shards it lists are read (`pipelines.writer_stats`: others are left out, named; a
+    the shards it lists are read (`albert_keras_contracts.writer_stats`: others are left out, named; a
     missing or empty listed shard is an error).
 
     Args:
@@ -283,7 +283,7 @@ def record_lengths(
     wrong kind or length fail in a second with the file named.
 
     Args:
-        path: str. A TFRecord file of pretraining examples (`pipelines.record_format`).
+        path: str. A TFRecord file of pretraining examples (`albert_keras_contracts.record_format`).
         max_seq_length: int. If given, the records must have this sequence length.
         max_predictions_per_seq: int. If given, the records must have this many MLM slots.
 
@@ -297,7 +297,7 @@ def record_lengths(
     import tensorflow as tf
     from google.protobuf.message import DecodeError
 
-    from pipelines import record_format
+    from albert_keras_contracts import record_format
 
     try:
         first = next(iter(tf.data.TFRecordDataset(path).take(1)), None)

@@ -1,6 +1,6 @@
 """`read_pretraining_records`: pretraining TFRecords -> a `tf.data.Dataset` of feature batches.
 
-The records are the official google-research/albert ones (`pipelines.record_format`); a batch is a dict with the
+The records are the official google-research/albert ones (`albert_keras_contracts.record_format`); a batch is a dict with the
 same feature names, int64 cast to int32 (half the host memory and the transfer, and what TPUs
 take), ready for `AlbertPretrainer.fit`. The pipeline, in order: files (sharded per input
 pipeline, shuffled) -> parallel interleave -> example shuffle -> repeat -> batch -> one
@@ -23,11 +23,11 @@ import numpy as np
 import tensorflow as tf
 from google.protobuf.message import DecodeError
 
-from pipelines import record_format
+from albert_keras_contracts import record_format
+from albert_keras_contracts.special_tokens import CLS_ID, MASK_ID, PAD_ID, SEP_ID
+from albert_keras_contracts.writer_stats import recorded_vocabulary_size
 from pipelines.dynamic_masking import remask_batch
 from pipelines.record_files import count_records, list_record_files
-from pipelines.special_tokens import CLS_ID, MASK_ID, PAD_ID, SEP_ID
-from pipelines.writer_stats import recorded_vocabulary_size
 
 # With `start_step`, passes are numbered up to here: "forever" for any real run.
 MAX_PASSES = 2**40

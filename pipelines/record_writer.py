@@ -23,7 +23,7 @@ from itertools import chain
 
 import numpy as np
 
-from pipelines import atomic_write
+from albert_keras_contracts import atomic_write
 
 try:
     import google_crc32c

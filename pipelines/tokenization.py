@@ -1,6 +1,6 @@
 """`SentencePieceEncoder`: sentences -> SentencePiece ids, plus which ids start a word.
 
-Text is prepared by `pipelines.text_normalization.preprocess_texts` (the official ALBERT
+Text is prepared by `albert_keras_contracts.text_normalization.preprocess_texts` (the official ALBERT
 `preprocess_text`: whitespace collapsed, ``` `` ``` and `''` to `"`, accents stripped, lower-cased
 for an uncased vocabulary) and encoded by SentencePiece's C++
 batch encoder: per-token Python is what made the official script slow.
@@ -27,12 +27,12 @@ from itertools import chain
 import numpy as np
 import sentencepiece as spm
 
-from pipelines import special_tokens
-from pipelines.special_tokens import CLS_ID, MASK_ID, SEP_ID
-from pipelines.text_normalization import preprocess_texts
-from pipelines.vocabulary_identity import file_sha256
+from albert_keras_contracts import special_tokens
+from albert_keras_contracts.special_tokens import CLS_ID, MASK_ID, SEP_ID
+from albert_keras_contracts.text_normalization import preprocess_texts
+from albert_keras_contracts.vocabulary_identity import file_sha256
 
-# The pieces a vocabulary must hold besides <pad> / <unk> (`pipelines.special_tokens`).
+# The pieces a vocabulary must hold besides <pad> / <unk> (`albert_keras_contracts.special_tokens`).
 SPECIAL_PIECES = tuple(special_tokens.SPECIAL_PIECES[i] for i in (CLS_ID, SEP_ID, MASK_ID))
 
 # The official `_is_start_piece_sp`: besides a piece that starts with "▁" (or "<"), a lone

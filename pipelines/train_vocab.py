@@ -16,7 +16,7 @@ The trainer flags are those of the ALBERT release (its README's `spm_train` line
 symbols `( ) " - . – £ €`, nmt_nfkc normalization, character coverage 0.99995. So a model
 trained here and `../shared/data/vocab/30k-clean.reconstructed.model` are interchangeable.
 
-The text is prepared by `pipelines.text_normalization` as the official `preprocess_text`
+The text is prepared by `albert_keras_contracts.text_normalization` as the official `preprocess_text`
 prepares what it encodes (whitespace collapsed, ``` `` ``` and `''` to `"`, accents stripped;
 lower-cased with `--lower_case`, as ALBERT's uncased release) before SentencePiece sees it; the model's own normalizer stays nmt_nfkc, as the release's. `pipelines.tokenization` tells
 an uncased vocabulary from its pieces, and the summary records `lower_case` too.
@@ -35,13 +35,13 @@ from collections.abc import Iterable, Iterator
 import numpy as np
 import sentencepiece as spm
 
-from pipelines import atomic_write
+from albert_keras_contracts import atomic_write
+from albert_keras_contracts.output_folder import check_new_file, os_error_line
+from albert_keras_contracts.special_tokens import SPECIAL_PIECES
+from albert_keras_contracts.text_normalization import preprocess_texts
 from pipelines.documents import INPUT_FORMATS, iter_file_documents, list_input_files
-from pipelines.output_folder import check_new_file, os_error_line
 from pipelines.read_stats import ReadStats
 from pipelines.sentencepiece_proto import sentencepiece_model_pb2
-from pipelines.special_tokens import SPECIAL_PIECES
-from pipelines.text_normalization import preprocess_texts
 
 USER_DEFINED_SYMBOLS = ["(", ")", '"', "-", ".", "\u2013", "\u00a3", "\u20ac"]
 

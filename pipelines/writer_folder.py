@@ -1,7 +1,7 @@
 """The data writer's output folder: whose it is, with which arguments, and one run at a time.
 
 Both drivers of the writer (`pipelines.pretraining_data`, locally or with `--runner`) open their
-`--output_dir` through `pipelines.output_folder.OutputFolder` as one command,
+`--output_dir` through `albert_keras_contracts.output_folder.OutputFolder` as one command,
 `python -m pipelines.pretraining_data`. Its arguments are what decides the shards' bytes (the
 settings `stats.json` records, the input files, the vocabulary's SHA-256), the number of tasks,
 and the runner (a Beam run and a local one lay the folder out differently). A rerun with equal
@@ -22,8 +22,9 @@ import hashlib
 import json
 import os
 
-from pipelines import atomic_write, filesystems
-from pipelines.output_folder import LOCK, MANIFEST, OutputFolder
+from albert_keras_contracts import atomic_write
+from albert_keras_contracts.output_folder import LOCK, MANIFEST, OutputFolder
+from pipelines import filesystems
 from pipelines.record_writer import BOOKKEEPING_DIR
 
 COMMAND = "python -m pipelines.pretraining_data"

@@ -13,8 +13,8 @@ import os
 import sys
 from collections.abc import Callable
 
+from albert_keras_contracts.output_folder import OutputFolder
 from albert_keras_settings.writer_settings import WriterSettings
-from pipelines.output_folder import OutputFolder
 from pipelines.pretraining_examples import ExampleConfig
 from pipelines.pretraining_stats import PretrainingStats
 from pipelines.tokenization import SentencePieceEncoder

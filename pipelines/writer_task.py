@@ -13,8 +13,8 @@ import json
 import os
 import time
 
+from albert_keras_contracts import atomic_write
 from albert_keras_settings.writer_settings import WriterSettings
-from pipelines import atomic_write
 from pipelines.document_groups import iter_groups
 from pipelines.documents import iter_documents
 from pipelines.pretraining_examples import ExampleConfig

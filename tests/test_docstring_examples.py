@@ -25,7 +25,13 @@ import pytest
 import tensorflow as tf
 
 SHARED_DATA = pathlib.Path(__file__).resolve().parents[2] / "shared" / "data"  # as conftest.py
-PACKAGES = ("albert_keras", "pipelines", "albert_keras_cli", "albert_keras_settings")
+PACKAGES = (
+    "albert_keras",
+    "albert_keras_contracts",
+    "pipelines",
+    "albert_keras_cli",
+    "albert_keras_settings",
+)
 OPTIONFLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
 # Names an example may use for ../shared/data (linked into its folder; skipped when absent).
 SHARED_FILES = {

@@ -30,12 +30,19 @@ import sys
 from typing import NamedTuple
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-PACKAGES = ("albert_keras", "albert_keras_cli", "albert_keras_settings", "pipelines")
+PACKAGES = (
+    "albert_keras",
+    "albert_keras_cli",
+    "albert_keras_contracts",
+    "albert_keras_settings",
+    "pipelines",
+)
 
 # === The rules: each package -> the packages of ours it may import ===
 # Listed bottom up; a package may import only packages listed above it.
 _MODEL_LIBRARY = {"albert_keras.layers", "albert_keras.optimizers", "albert_keras.models"}
 _BELOW_TRAINING = _MODEL_LIBRARY | {
+    "albert_keras_contracts",
     "albert_keras_settings",
     "pipelines",
     "albert_keras.preset_registry",
@@ -47,38 +54,56 @@ _BELOW_TRAINING = _MODEL_LIBRARY | {
     "albert_keras.squad",
 }
 RULES: dict[str, set[str]] = {
-    # Contracts and data: the record format, special ids, atomic writes; no model, no TensorFlow
-    # at import.
+    # The contracts every layer shares: the record format and the writer's stats.json, special
+    # ids, text normalization, vocabulary identity, atomic writes and output-folder ownership; no
+    # model, no TensorFlow at import.
+    "albert_keras_contracts": set(),
     # Each job's settings (frozen dataclasses) and the flags generated from them: no TensorFlow.
     "albert_keras_settings": set(),
-    "pipelines": {"albert_keras_settings"},
+    # The data: vocabulary training, the pretraining-data writer (local and Beam), the reader.
+    "pipelines": {"albert_keras_contracts", "albert_keras_settings"},
     "albert_keras.version": set(),
     # `from_preset`'s registry: the model library looks loaders up here, `presets` fills it.
     "albert_keras.preset_registry": set(),
     # The model library.
     "albert_keras.layers": set(),
     "albert_keras.optimizers": set(),
-    "albert_keras.preprocessing": {"pipelines", "albert_keras.preset_registry"},
+    "albert_keras.preprocessing": {
+        "albert_keras_contracts",
+        "pipelines",
+        "albert_keras.preset_registry",
+    },
     "albert_keras.models": {
         "albert_keras.layers",
         "albert_keras.optimizers",
         "albert_keras.preprocessing",  # a saved classifier's preprocessor classes
         "albert_keras.preset_registry",
+        "albert_keras_contracts",
     },
     # Above the models: weights in and out, the tasks, serving.
-    "albert_keras.convert": _MODEL_LIBRARY | {"pipelines", "albert_keras.preprocessing"},
+    "albert_keras.convert": _MODEL_LIBRARY
+    | {"albert_keras_contracts", "pipelines", "albert_keras.preprocessing"},
     "albert_keras.presets": _MODEL_LIBRARY
     | {
+        "albert_keras_contracts",
         "pipelines",
         "albert_keras.preset_registry",
         "albert_keras.preprocessing",
         "albert_keras.convert",
     },
     # The tasks: their data, encoding (the model library's preprocessing) and metrics.
-    "albert_keras.glue": _MODEL_LIBRARY | {"pipelines", "albert_keras.preprocessing"},
-    "albert_keras.squad": _MODEL_LIBRARY | {"pipelines", "albert_keras.preprocessing"},
+    "albert_keras.glue": _MODEL_LIBRARY
+    | {"albert_keras_contracts", "pipelines", "albert_keras.preprocessing"},
+    "albert_keras.squad": _MODEL_LIBRARY
+    | {"albert_keras_contracts", "pipelines", "albert_keras.preprocessing"},
     "albert_keras.serving": _MODEL_LIBRARY
-    | {"pipelines", "albert_keras.preprocessing", "albert_keras.glue", "albert_keras.squad"},
+    | {
+        "albert_keras_contracts",
+        "pipelines",
+        "albert_keras.preprocessing",
+        "albert_keras.glue",
+        "albert_keras.squad",
+    },
     # The training runtime and, until they move to their own package, the jobs.
     "albert_keras.training": _BELOW_TRAINING,
     "albert_keras.distill": _BELOW_TRAINING | {"albert_keras.training"},
@@ -109,7 +134,8 @@ RULES: dict[str, set[str]] = {
 # TensorFlow (`pipelines` loads none at import: its writer's rule), and `import albert_keras`
 # loads the model library, not the jobs.
 INSIDE_FUNCTIONS_ONLY: dict[str, set[str]] = {
-    "albert_keras_cli": RULES["albert_keras_cli"] - {"pipelines", "albert_keras_settings"},
+    "albert_keras_cli": RULES["albert_keras_cli"]
+    - {"albert_keras_contracts", "pipelines", "albert_keras_settings"},
     "albert_keras": RULES["albert_keras"]
     - _MODEL_LIBRARY
     - {"albert_keras.version", "albert_keras.preset_registry"},

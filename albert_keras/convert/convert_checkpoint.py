@@ -24,8 +24,8 @@ from albert_keras.convert.official_format import (
 )
 from albert_keras.convert.safe_tar import safe_extract_tar
 from albert_keras.convert.tf1_checkpoint import find_tf1_checkpoint, read_tf1_checkpoint
-from pipelines import atomic_write
-from pipelines.output_folder import OutputFolderError, check_new_file, os_error_line
+from albert_keras_contracts import atomic_write
+from albert_keras_contracts.output_folder import OutputFolderError, check_new_file, os_error_line
 
 SOURCES = ("tf1", "hf", "keras-hub", "keras")
 TARGETS = ("hf", "keras-hub", "tf1")

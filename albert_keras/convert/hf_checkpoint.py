@@ -21,7 +21,7 @@ from albert_keras.convert.official_format import (
     check_official_weights,
     official_weight_shapes,
 )
-from pipelines import atomic_write
+from albert_keras_contracts import atomic_write
 
 WEIGHTS_NAME = "model.safetensors"
 INDEX_NAME = "model.safetensors.index.json"

@@ -16,7 +16,7 @@ import keras
 import keras_hub
 
 from albert_keras.convert.official_format import CheckpointError, check_keras_file
-from pipelines import atomic_write
+from albert_keras_contracts import atomic_write
 
 TOKENIZER_ASSET = pathlib.Path("assets") / "tokenizer" / "vocabulary.spm"
 

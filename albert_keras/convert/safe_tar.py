@@ -22,7 +22,7 @@ import tarfile
 import zlib
 
 from albert_keras.convert.official_format import CheckpointError
-from pipelines.output_folder import os_error_line
+from albert_keras_contracts.output_folder import os_error_line
 
 _CHUNK = 1 << 20
 _FILE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)

@@ -14,7 +14,7 @@ from albert_keras.convert.official_format import (
     check_official_weights,
     is_bookkeeping,
 )
-from pipelines import atomic_write
+from albert_keras_contracts import atomic_write
 
 CONFIG_NAME = "albert_config.json"
 

@@ -3,7 +3,7 @@
 import json
 import pathlib
 
-from pipelines import atomic_write
+from albert_keras_contracts import atomic_write
 
 SCORES = (("mlm_accuracy", "masked-LM accuracy"), ("sentence_accuracy", "sentence-order accuracy"))
 

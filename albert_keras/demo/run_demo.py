@@ -10,7 +10,7 @@ import pathlib
 import shutil
 import time
 
-from pipelines.output_folder import MANIFEST, OutputFolder
+from albert_keras_contracts.output_folder import MANIFEST, OutputFolder
 
 # Chosen by measurement (README, "What the demo's defaults were picked from"): a model, corpus
 # and budget that learn visibly in about 5 minutes on 2 CPU cores.
@@ -70,7 +70,7 @@ def run_demo(
             `pretrain/`, `source_task/`, `finetune/`, `summary.json`, `loss_curves.png`).
             A new or empty folder, or an earlier demo's: a rerun replaces the files the earlier
             demo wrote (its manifest lists them) and nothing else; any other folder is refused
-            (`pipelines.output_folder`).
+            (`albert_keras_contracts.output_folder`).
         corpus: str. Glob(s) of your training text; default: the embedded corpus (docstrings
             and the language reference of the installed Python, see `docstring_corpus`).
         heldout: str. Glob(s) of held-out text for evaluation (needed with `corpus`).

@@ -34,8 +34,8 @@ from albert_keras.training.periodic_training import (
 )
 from albert_keras.training.precision import loss_scaled
 from albert_keras.training.record_inputs import RecordInputs
+from albert_keras_contracts import atomic_write
 from albert_keras_settings import DistillSettings, resolve_settings
-from pipelines import atomic_write
 
 BEFORE_FILE = "eval_before.json"
 
@@ -57,7 +57,7 @@ def distill(
         output_dir: gets `model.keras` (the student `AlbertPretrainer`, no sentence head),
             `backbone.keras`, `summary.json`, `eval_before.json`, `checkpoints/`, `logs/`
             (TensorBoard) and the SentencePiece model. The same settings again resume; a
-            folder holding anything else is refused (`pipelines.output_folder`).
+            folder holding anything else is refused (`albert_keras_contracts.output_folder`).
         student_init: `"auto"` starts from the teacher's weights (`warm_start`) when the
             architectures allow it (same width), from random ones otherwise; the summary's
             config says which.

@@ -8,7 +8,7 @@ import tensorflow as tf
 
 from albert_keras.preprocessing.albert_preprocessor import AlbertPreprocessor
 from albert_keras.preprocessing.albert_tokenizer import AlbertTokenizer
-from pipelines.text_normalization import preprocess_text_tensor
+from albert_keras_contracts.text_normalization import preprocess_text_tensor
 
 
 class GlueEncoder:

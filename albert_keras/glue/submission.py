@@ -9,7 +9,7 @@ import numpy as np
 
 from albert_keras.glue.glue_task import GlueTask
 from albert_keras.glue.glue_tasks import get_glue_task
-from pipelines import atomic_write
+from albert_keras_contracts import atomic_write
 
 
 def write_submission(

@@ -1,4 +1,4 @@
-"""Raw text in: the official normalization (`pipelines.text_normalization`), the SentencePiece
+"""Raw text in: the official normalization (`albert_keras_contracts.text_normalization`), the SentencePiece
 tokenizer and the packer, as Keras layers that run in TensorFlow graphs (`tf.data`, exported
 SavedModels)."""
 

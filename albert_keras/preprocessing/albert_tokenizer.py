@@ -8,11 +8,11 @@ import keras
 import keras_hub
 import tensorflow as tf
 
-from pipelines import special_tokens
-from pipelines.text_normalization import preprocess_text_tensor
+from albert_keras_contracts import special_tokens
+from albert_keras_contracts.text_normalization import preprocess_text_tensor
 
 # keras-hub's attribute names (`cls_token_id`, ...) for ALBERT's special pieces, whose one
-# owner is `pipelines.special_tokens`. Their ids are read from the vocabulary itself.
+# owner is `albert_keras_contracts.special_tokens`. Their ids are read from the vocabulary itself.
 SPECIAL_TOKENS = {
     name: special_tokens.SPECIAL_PIECES[token_id]
     for name, token_id in (
@@ -33,7 +33,7 @@ class AlbertTokenizer(keras_hub.tokenizers.SentencePieceTokenizer):
     code (and Hugging Face's tokenizer) first collapses whitespace, turns ``` `` ``` and `''`
     into `"`, strips accents (NFKD, combining marks dropped) and lower-cases for an uncased
     vocabulary. This layer does the same in TensorFlow ops (the project's one definition,
-    `pipelines.text_normalization.preprocess_text_tensor`), so it runs in
+    `albert_keras_contracts.text_normalization.preprocess_text_tensor`), so it runs in
     `tf.data`, in a compiled graph and in an exported SavedModel: "Héllo,  my dog" and
     "hello, my dog" give the same ids, as they do in the official code.
 
@@ -50,7 +50,7 @@ class AlbertTokenizer(keras_hub.tokenizers.SentencePieceTokenizer):
         sequence_length: int or None. Pad / cut the ids to this length (keras-hub's argument).
         vocabulary_sha256: str or None. The sha256 of the `.model` file this tokenizer was
             saved with (its config holds it, so the vocabulary's identity travels in every
-            saved model; `pipelines.vocabulary_identity`). When given, a vocabulary whose bytes
+            saved model; `albert_keras_contracts.vocabulary_identity`). When given, a vocabulary whose bytes
             hash otherwise is refused; None: taken from the vocabulary.
         **kwargs: passed to `keras_hub.tokenizers.SentencePieceTokenizer`.
 

@@ -1,6 +1,6 @@
 """A TensorFlow SavedModel that takes raw strings: what TF Serving and plain TF load.
 
-The SavedModel folder is the export's own (`pipelines.output_folder`): a folder holding a user's
+The SavedModel folder is the export's own (`albert_keras_contracts.output_folder`): a folder holding a user's
 files or another command's output is refused; an earlier export into it with other arguments
 is replaced only with `overwrite=True`, and then only what that export wrote. The SavedModel is
 written into a hidden temporary folder inside it and moved into place once complete: a failed
@@ -18,8 +18,8 @@ import shutil
 import keras
 import tensorflow as tf
 
-from pipelines import atomic_write
-from pipelines.output_folder import OutputFolder, OutputFolderError, os_error_line
+from albert_keras_contracts import atomic_write
+from albert_keras_contracts.output_folder import OutputFolder, OutputFolderError, os_error_line
 
 TEXT = tf.TensorSpec([None], tf.string)
 COMMAND = "albert-keras export"

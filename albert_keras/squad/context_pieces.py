@@ -24,7 +24,7 @@ import dataclasses
 
 import numpy as np
 
-from pipelines.text_normalization import preprocess_texts
+from albert_keras_contracts.text_normalization import preprocess_texts
 
 _UNDERLINE = "\u2581"  # SentencePiece's word-start mark
 
@@ -65,7 +65,7 @@ def normalize_with_offsets(text: str, lower_case: bool) -> tuple[str, np.ndarray
     The official steps: whitespace runs become one space (ends trimmed), ``` `` ``` and `''`
     become `"`, then NFKD with combining marks dropped, then lower-casing. Accents are stripped
     one character at a time by the normalization pretraining and GLUE use
-    (`pipelines.text_normalization`); whitespace and quote pairs span several characters and are
+    (`albert_keras_contracts.text_normalization`); whitespace and quote pairs span several characters and are
     handled here; lower-casing runs on the whole text. The result equals
     `preprocess_text(text, lower_case)` (tests check it on every shared SQuAD text).
 

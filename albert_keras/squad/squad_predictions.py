@@ -25,7 +25,7 @@ import pathlib
 import numpy as np
 
 from albert_keras.squad.squad_features import SquadFeatures
-from pipelines import atomic_write
+from albert_keras_contracts import atomic_write
 
 
 @dataclasses.dataclass

@@ -23,8 +23,8 @@ from albert_keras.study.study_data import capped_glue_dir, make_records
 from albert_keras.study.study_progress import StudyProgress
 from albert_keras.study.study_report import write_report
 from albert_keras.study.study_spec import StudySpec, load_spec
-from pipelines import atomic_write
-from pipelines.output_folder import MANIFEST, OutputFolder, OutputFolderError
+from albert_keras_contracts import atomic_write
+from albert_keras_contracts.output_folder import MANIFEST, OutputFolder, OutputFolderError
 
 # Keys that change nothing a finished run measured: a rerun may change them.
 _FREE_KEYS = ("description",)

@@ -22,7 +22,7 @@ import math
 import os
 import time
 
-from pipelines import atomic_write
+from albert_keras_contracts import atomic_write
 
 SUMMARY = "summary.json"
 

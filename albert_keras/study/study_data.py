@@ -18,7 +18,7 @@ import glob
 import os
 import random
 
-from pipelines import atomic_write
+from albert_keras_contracts import atomic_write
 
 HELDOUT_KINDS = ("none", "nsp", "sop")
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pipelines import atomic_write
+from albert_keras_contracts import atomic_write
 
 
 def _pyplot():

@@ -23,7 +23,7 @@ from albert_keras.study.study_statistics import (
     seed_stats,
     unresolved_pairs,
 )
-from pipelines import atomic_write
+from albert_keras_contracts import atomic_write
 
 
 def collect(spec, output_dir: str) -> list[dict]:

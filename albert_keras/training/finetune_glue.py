@@ -51,10 +51,10 @@ from albert_keras.training.precision import in_precision, loss_scaled
 from albert_keras.training.step_progress import progress_callbacks
 from albert_keras.training.stop_at_step import StopAtStep
 from albert_keras.training.warmup_early_stopping import WarmupEarlyStopping
+from albert_keras_contracts import atomic_write
+from albert_keras_contracts.output_folder import OutputFolder
+from albert_keras_contracts.vocabulary_identity import check_model_vocabulary
 from albert_keras_settings import FinetuneGlueSettings, resolve_settings
-from pipelines import atomic_write
-from pipelines.output_folder import OutputFolder
-from pipelines.vocabulary_identity import check_model_vocabulary
 
 JIT_COMPILE = {"auto": "auto", "true": True, "false": False}  # "auto": Keras's own choice
 
@@ -75,7 +75,7 @@ def finetune_glue(
         init_from: a path is loaded inside the strategy; a model in memory is copied into it
             (its weights, not the object, are fine-tuned).
         output_dir: created if needed; new, empty or an earlier `finetune-glue` run's
-            (`pipelines.output_folder`): anything else, `init_from`'s own folder included, is
+            (`albert_keras_contracts.output_folder`): anything else, `init_from`'s own folder included, is
             refused before training.
         spm_model: default `spm.model` (or the only `*.model`) beside an `init_from` path.
         max_steps, batch_size, max_seq_length, learning_rate, warmup_steps, eval_every: `None`

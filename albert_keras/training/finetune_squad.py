@@ -47,10 +47,10 @@ from albert_keras.training.model_files import (
 from albert_keras.training.precision import choose_precision, in_precision, loss_scaled
 from albert_keras.training.step_progress import progress_callbacks
 from albert_keras.training.strategy import get_strategy
+from albert_keras_contracts import atomic_write
+from albert_keras_contracts.output_folder import OutputFolder
+from albert_keras_contracts.vocabulary_identity import check_model_vocabulary
 from albert_keras_settings import FinetuneSquadSettings, resolve_settings
-from pipelines import atomic_write
-from pipelines.output_folder import OutputFolder
-from pipelines.vocabulary_identity import check_model_vocabulary
 
 
 def finetune_squad(
@@ -69,7 +69,7 @@ def finetune_squad(
         init_from: a `.keras` path or a model with a backbone (see `finetune_glue`); a saved
             `AlbertQuestionAnswerer` with the same head goes on with its trained head.
         output_dir: created if needed; new, empty or an earlier `finetune-squad` run's
-            (`pipelines.output_folder`), else refused before training.
+            (`albert_keras_contracts.output_folder`), else refused before training.
         source: `"tfds"` reads `squad/v1.1` or `squad/v2.0` (train and validation) from
             `tfds_data_dir` instead of `train_file` / `predict_file`.
         spm_model: default beside an `init_from` path.

@@ -11,8 +11,8 @@ import zipfile
 import keras
 
 from albert_keras.models import AlbertBackbone
-from pipelines import atomic_write
-from pipelines.output_folder import OutputFolderError, os_error_line
+from albert_keras_contracts import atomic_write
+from albert_keras_contracts.output_folder import OutputFolderError, os_error_line
 
 
 def load_model_file(model) -> tuple[keras.Model, AlbertBackbone, str]:
@@ -151,7 +151,7 @@ def one_line_os_errors(path):
     ...     raise OSError(errno.ENOSPC, "No space left on device")
     Traceback (most recent call last):
     ...
-    pipelines.output_folder.OutputFolderError: run/model.keras: no space left on the device; ...
+    albert_keras_contracts.output_folder.OutputFolderError: run/model.keras: no space left on the device; ...
     """
     try:
         yield
@@ -170,7 +170,7 @@ def writing(folder, *names: str):
 
     Example:
     >>> import tempfile
-    >>> from pipelines.output_folder import OutputFolder
+    >>> from albert_keras_contracts.output_folder import OutputFolder
     >>> with OutputFolder(tempfile.mkdtemp(), "albert-keras demo") as folder:
     ...     with writing(folder, "metrics.json") as path:
     ...         atomic_write.write_json(path, {})

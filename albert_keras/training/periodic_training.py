@@ -15,10 +15,10 @@ from albert_keras.training.step_checkpoint import StepCheckpoint, remove_stale_t
 from albert_keras.training.step_progress import progress_callbacks
 from albert_keras.training.step_tensor_board import tensorboard_callbacks
 from albert_keras.training.stop_at_step import StopAtStep
+from albert_keras_contracts import atomic_write
+from albert_keras_contracts.output_folder import MANIFEST, OutputFolder
+from albert_keras_contracts.vocabulary_identity import run_vocabulary_sha256
 from albert_keras_settings.setting import check_positive_values
-from pipelines import atomic_write
-from pipelines.output_folder import MANIFEST, OutputFolder
-from pipelines.vocabulary_identity import run_vocabulary_sha256
 
 CHECKPOINT_DIR = "checkpoints"
 # What a periodic training job writes at the top of its folder (besides the SentencePiece model).

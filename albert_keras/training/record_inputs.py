@@ -2,6 +2,8 @@
 
 import os
 
+from albert_keras_contracts.vocabulary_identity import check_same_vocabulary, describe
+from albert_keras_contracts.writer_stats import read_writer_stats, stats_path
 from pipelines import read_pretraining_records
 from pipelines.record_files import (
     check_token_ids,
@@ -9,8 +11,6 @@ from pipelines.record_files import (
     list_record_files,
     record_lengths,
 )
-from pipelines.vocabulary_identity import check_same_vocabulary, describe
-from pipelines.writer_stats import read_writer_stats, stats_path
 
 
 class RecordInputs:
@@ -82,7 +82,7 @@ class RecordInputs:
 
         Where the writer's `stats.json` sits beside the records, `spm_model` must be the
         vocabulary it records (same sha256 and pieces) and `vocabulary_size` at least its
-        pieces (`pipelines.vocabulary_identity`); in any case no id may be negative or at or
+        pieces (`albert_keras_contracts.vocabulary_identity`); in any case no id may be negative or at or
         above `vocabulary_size`.
 
         Args:

@@ -13,7 +13,7 @@ import keras
 import numpy as np
 
 from albert_keras.training.model_files import one_line_os_errors
-from pipelines import atomic_write
+from albert_keras_contracts import atomic_write
 
 STATE_FILE = "checkpoint.json"
 

@@ -16,7 +16,7 @@ from finetuned_classifier import finetune_tiny_sst2
 from albert_keras.models import AlbertBackbone, AlbertClassifier
 from albert_keras.preprocessing import AlbertPreprocessor, AlbertTokenizer
 from albert_keras_cli.main import main
-from pipelines.vocabulary_identity import file_sha256
+from albert_keras_contracts.vocabulary_identity import file_sha256
 
 LINES = ["a film I loved", "", "the cat sat on the mat", "Ünïcode ``quoted''", "dull\0 day"]
 

@@ -12,7 +12,7 @@ import pytest
 from albert_keras.models import AlbertBackbone
 from albert_keras.squad.squad_answers import answer_questions
 from albert_keras_cli.main import main
-from pipelines.vocabulary_identity import file_sha256
+from albert_keras_contracts.vocabulary_identity import file_sha256
 
 SPM = "vocab/30k-clean.reconstructed.model"
 SQUAD = "squad/squad-v2.0-dev-part.json"

@@ -11,7 +11,7 @@ from convert_helpers import write_tf1_checkpoint_like_official
 from release_tarball import train_tiny_sentencepiece, write_release_tarball
 
 from albert_keras_cli.main import main
-from pipelines.output_folder import MANIFEST, OutputFolder
+from albert_keras_contracts.output_folder import MANIFEST, OutputFolder
 
 
 def _release(folder, config, weights, text):

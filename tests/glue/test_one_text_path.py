@@ -11,8 +11,8 @@ import tensorflow as tf
 
 from albert_keras.glue import GlueEncoder, glue_dataset, read_glue_tsv
 from albert_keras.models import AlbertBackbone, AlbertClassifier
-from pipelines.special_tokens import CLS_ID, PAD_ID, SEP_ID
-from pipelines.text_normalization import preprocess_text
+from albert_keras_contracts.special_tokens import CLS_ID, PAD_ID, SEP_ID
+from albert_keras_contracts.text_normalization import preprocess_text
 
 LENGTH = 64  # short enough that RTE / MRPC / STS-B pairs get truncated
 TASKS = ("CoLA", "SST-2", "MRPC", "STS-B", "RTE")

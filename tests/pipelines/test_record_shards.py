@@ -9,10 +9,10 @@ import pytest
 import tensorflow as tf
 from release_tarball import train_tiny_sentencepiece
 
+from albert_keras_contracts.vocabulary_identity import check_same_vocabulary, describe, file_sha256
 from pipelines.pretraining_data import write_pretraining_data
 from pipelines.record_files import check_token_ids, count_records, list_record_files
 from pipelines.record_reader import read_pretraining_records
-from pipelines.vocabulary_identity import check_same_vocabulary, describe, file_sha256
 
 SENTENCES = ["The cat sat on the mat.", "A dog ran in the park.", "It was a fine day."]
 SHARDS = ["pretraining-00000-of-00002.tfrecord", "pretraining-00001-of-00002.tfrecord"]

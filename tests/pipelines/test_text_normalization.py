@@ -1,4 +1,4 @@
-"""`pipelines.text_normalization` against the official ALBERT `preprocess_text` rule."""
+"""`albert_keras_contracts.text_normalization` against the official ALBERT `preprocess_text` rule."""
 
 import random
 import subprocess
@@ -7,8 +7,8 @@ import unicodedata
 
 import tensorflow as tf
 
-from pipelines import text_normalization
-from pipelines.text_normalization import (
+from albert_keras_contracts import text_normalization
+from albert_keras_contracts.text_normalization import (
     join_collapsed,
     non_ascii_characters,
     preprocess_text,
@@ -118,8 +118,8 @@ def test_tensorflow_version_equals_the_reference():
 
 def test_importing_it_does_not_import_tensorflow():
     code = (
-        "import sys, pipelines.text_normalization, pipelines.special_tokens, "
-        "pipelines.atomic_write, pipelines.record_format, pipelines.tokenization; "
+        "import sys, albert_keras_contracts.text_normalization, albert_keras_contracts.special_tokens, "
+        "albert_keras_contracts.atomic_write, albert_keras_contracts.record_format, pipelines.tokenization; "
         "print('tensorflow' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

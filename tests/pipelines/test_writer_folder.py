@@ -12,8 +12,8 @@ import time
 
 import pytest
 
+from albert_keras_contracts.output_folder import MANIFEST, OutputFolder, OutputFolderError
 from pipelines import pretraining_data
-from pipelines.output_folder import MANIFEST, OutputFolder, OutputFolderError
 from pipelines.pretraining_data import main
 from pipelines.record_writer import read_progress
 from pipelines.writer_folder import writer_folder

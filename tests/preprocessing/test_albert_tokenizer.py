@@ -80,7 +80,7 @@ def test_saved_inside_a_keras_file_with_its_vocabulary(tokenizer, tmp_path):
 
 def test_nul_bytes_do_not_end_the_text(tokenizer, release_vocabulary):
     # ICU's lower-casing stopped at the first NUL: 'good movie' alone, 2 pieces of 5.
-    from pipelines.text_normalization import preprocess_text
+    from albert_keras_contracts.text_normalization import preprocess_text
 
     processor = sentencepiece.SentencePieceProcessor(model_file=str(release_vocabulary))
     texts = ["good movie\0\0 really\0", "\0Über\0", "no nul"]

@@ -6,7 +6,7 @@ import unicodedata
 import pytest
 import tensorflow as tf
 
-from pipelines.text_normalization import preprocess_text, preprocess_text_tensor
+from albert_keras_contracts.text_normalization import preprocess_text, preprocess_text_tensor
 
 TRICKY = [
     "Hello, my dog is cute",

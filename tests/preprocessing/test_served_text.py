@@ -9,7 +9,7 @@ import tensorflow as tf
 from albert_keras.models import AlbertBackbone, AlbertClassifier
 from albert_keras.preprocessing import AlbertPreprocessor, AlbertTokenizer
 from albert_keras.serving.export_saved_model import export_saved_model
-from pipelines.text_normalization import preprocess_text
+from albert_keras_contracts.text_normalization import preprocess_text
 
 LENGTH = 12
 pytestmark = pytest.mark.slow  # the export takes ~30 s; the layers' own tests cover the fix

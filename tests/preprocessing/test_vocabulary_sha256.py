@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from albert_keras.preprocessing import AlbertPreprocessor, AlbertTokenizer
-from pipelines.vocabulary_identity import check_model_vocabulary, file_sha256
+from albert_keras_contracts.vocabulary_identity import check_model_vocabulary, file_sha256
 
 
 @pytest.fixture(scope="module")

@@ -31,7 +31,7 @@ def _preload() -> None:
 
     import albert_keras  # noqa: F401
     import albert_keras_cli.main  # noqa: F401
-    import pipelines.output_folder  # noqa: F401
+    import albert_keras_contracts.output_folder  # noqa: F401
 
     try:
         import apache_beam  # noqa: F401

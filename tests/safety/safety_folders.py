@@ -21,7 +21,7 @@ import subprocess
 import sys
 import tempfile
 
-from pipelines.output_folder import LOCK, MANIFEST, OutputFolder
+from albert_keras_contracts.output_folder import LOCK, MANIFEST, OutputFolder
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[2]
 # A user's files: some unrelated, some named as the commands' own outputs are.
@@ -83,7 +83,7 @@ def other_output(folder: pathlib.Path, command: str, model: str | None) -> pathl
 # refuses, not a name clash), writes it, says so, then sleeps holding the lock.
 HOLDER = """
 import pathlib, sys, time
-from pipelines.output_folder import OutputFolder
+from albert_keras_contracts.output_folder import OutputFolder
 out = OutputFolder(sys.argv[1], sys.argv[2], {"seed": 1}).open()
 pathlib.Path(out.claim("live-run.log")).write_text("step 1 of the live run")
 print("ready", flush=True)

@@ -19,7 +19,7 @@ import tensorflow as tf
 from albert_keras.models import AlbertBackbone, AlbertClassifier
 from albert_keras.preprocessing import AlbertPreprocessor, AlbertTokenizer
 from albert_keras_cli.main import main
-from pipelines.output_folder import MANIFEST, OutputFolder
+from albert_keras_contracts.output_folder import MANIFEST, OutputFolder
 
 SAVED_MODEL = ["assets", "fingerprint.pb", "saved_model.pb", "variables"]
 

@@ -136,9 +136,9 @@ def test_bad_settings_and_vocabulary(tmp_path, spm_path):
 
 
 def test_normalization_is_the_shared_preprocess_text(squad_json):
-    """The character-tracking normalization gives exactly `pipelines.text_normalization`'s
+    """The character-tracking normalization gives exactly `albert_keras_contracts.text_normalization`'s
     `preprocess_text` (the pretraining and GLUE one) on every shared context and question."""
-    from pipelines.text_normalization import preprocess_text
+    from albert_keras_contracts.text_normalization import preprocess_text
 
     texts = [p["context"] for a in squad_json["data"] for p in a["paragraphs"]]
     texts += [qa["question"] for a in squad_json["data"] for p in a["paragraphs"]

@@ -19,8 +19,8 @@ from albert_keras.squad import (
 from albert_keras.squad.context_pieces import encode_texts, normalize_with_offsets
 from albert_keras.squad.squad_answers import answer_questions, score_squad_examples
 from albert_keras.squad.squad_features import squad_preprocessor
-from pipelines import special_tokens
-from pipelines.vocabulary_identity import file_sha256
+from albert_keras_contracts import special_tokens
+from albert_keras_contracts.vocabulary_identity import file_sha256
 
 DIGIT_COMMA = re.compile(r"\d,$")  # the official encode_pieces re-splits "▁1990," pieces
 

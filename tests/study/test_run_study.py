@@ -14,7 +14,7 @@ import pytest
 from albert_keras.study import load_spec, run_study, study_cell
 from albert_keras.study.study_cell import run_folder
 from albert_keras_cli import main as cli
-from pipelines.output_folder import MANIFEST
+from albert_keras_contracts.output_folder import MANIFEST
 
 SPM = "vocab/30k-clean.reconstructed.model"
 

@@ -11,7 +11,7 @@ import pytest
 
 from albert_keras.study import load_spec, run_study
 from albert_keras_cli.main import main
-from pipelines.output_folder import OutputFolder, OutputFolderError
+from albert_keras_contracts.output_folder import OutputFolder, OutputFolderError
 
 # The module (the package's `run_study` is the function of the same name).
 run_study_module = importlib.import_module("albert_keras.study.run_study")

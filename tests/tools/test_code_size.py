@@ -28,7 +28,13 @@ import pathlib
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-PACKAGES = ("albert_keras", "albert_keras_cli", "albert_keras_settings", "pipelines")
+PACKAGES = (
+    "albert_keras",
+    "albert_keras_cli",
+    "albert_keras_contracts",
+    "albert_keras_settings",
+    "pipelines",
+)
 MAX_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 80
 MAX_PARAMETERS = 12

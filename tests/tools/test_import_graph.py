@@ -39,7 +39,7 @@ def plant(root: pathlib.Path, files: dict[str, str]) -> pathlib.Path:
 
 # A clean tree to plant each breach in: a layer, a model above it, the data below both.
 CLEAN = {
-    "pipelines/record_format.py": "import json\n",
+    "albert_keras_contracts/record_format.py": "import json\n",
     "albert_keras/__init__.py": "from albert_keras import layers, models\n",
     "albert_keras/layers/dense.py": "import keras\n",
     "albert_keras/models/backbone.py": "from albert_keras.layers.dense import Dense\n",
@@ -63,11 +63,16 @@ def test_the_tree_has_no_loop_and_no_upward_import():
     assert not [
         line for line in lines if line.startswith("albert_keras.models -> albert_keras.presets")
     ]
-    # The data package stands on the settings alone (the writer's WriterSettings).
+    # The data package stands on the contracts and the settings alone (the writer's
+    # WriterSettings); the two packages at the bottom import nothing of ours.
     assert [line for line in lines if line.startswith("pipelines ->")] == [
-        "pipelines -> albert_keras_settings"
+        "pipelines -> albert_keras_contracts",
+        "pipelines -> albert_keras_settings",
     ]
     assert not [line for line in lines if line.startswith("albert_keras_settings ->")]
+    assert not [line for line in lines if line.startswith("albert_keras_contracts ->")]
+    # The library's packages reach the contracts directly, no longer through `pipelines`.
+    assert "albert_keras.serving -> albert_keras_contracts" in lines
 
 
 def test_a_clean_planted_tree_passes(tmp_path):
@@ -152,24 +157,32 @@ def test_a_planted_upward_import_fails(tmp_path):
 def test_an_upward_import_by_importlib_name_counts(tmp_path):
     files = {
         **CLEAN,
-        "pipelines/record_format.py": (
+        "albert_keras_contracts/record_format.py": (
             "import importlib\n\ndef model():\n"
             "    return importlib.import_module('albert_keras.models.backbone')\n"
         ),
     }
     result = run_tool("--root", plant(tmp_path, files))
     assert result.returncode == 1
-    assert "pipelines/record_format.py:4: pipelines.record_format imports " in result.stderr
-    assert "upward import (pipelines may not import albert_keras.models)" in result.stderr
+    assert (
+        "albert_keras_contracts/record_format.py:4: albert_keras_contracts.record_format imports "
+        in result.stderr
+    )
+    assert (
+        "upward import (albert_keras_contracts may not import albert_keras.models)" in result.stderr
+    )
 
 
 def test_a_package_without_a_rule_fails(tmp_path):
-    files = {**CLEAN, "albert_keras/apps/report.py": "from pipelines import record_format\n"}
+    files = {
+        **CLEAN,
+        "albert_keras/apps/report.py": "from albert_keras_contracts import record_format\n",
+    }
     result = run_tool("--root", plant(tmp_path, files))
     assert result.returncode == 1
     assert result.stderr.splitlines() == [
         (
-            "albert_keras/apps/report.py:1: albert_keras.apps.report imports pipelines.record_format:"
+            "albert_keras/apps/report.py:1: albert_keras.apps.report imports albert_keras_contracts.record_format:"
             " no rule for package albert_keras.apps"
         )
     ]

@@ -16,7 +16,7 @@ from full_disk import full_disk
 import albert_keras as ak
 from albert_keras.training import finetune_squad as squad_job
 from albert_keras_cli.main import main
-from pipelines.output_folder import OutputFolder
+from albert_keras_contracts.output_folder import OutputFolder
 
 SPM = "vocab/30k-clean.reconstructed.model"
 SENTENCES = ["a gorgeous , witty , seductive movie .", "dull and lifeless .",

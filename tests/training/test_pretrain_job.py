@@ -67,7 +67,7 @@ def test_outputs_and_summary(trained):
     summary, output_dir, _ = trained
     names = sorted(os.listdir(output_dir))
     assert names == [
-        ".albert-keras.json",  # the output folder's manifest (pipelines.output_folder)
+        ".albert-keras.json",  # the output folder's manifest (albert_keras_contracts.output_folder)
         "backbone.keras",
         "checkpoints",
         "logs",

@@ -9,8 +9,8 @@ from release_tarball import train_tiny_sentencepiece
 
 import albert_keras as ak
 from albert_keras_cli.main import main
+from albert_keras_contracts.vocabulary_identity import file_sha256
 from pipelines.pretraining_data import write_pretraining_data
-from pipelines.vocabulary_identity import file_sha256
 
 SENTENCES = ["The cat sat on the mat.", "A dog ran in the park.", "It was a fine day."]
 TINY = ["--config=num_layers=1", "--config=num_heads=2", "--config=embedding_dim=8"]

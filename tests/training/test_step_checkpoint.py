@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from albert_keras.training.step_checkpoint import StepCheckpoint
-from pipelines.output_folder import OutputFolderError
+from albert_keras_contracts.output_folder import OutputFolderError
 
 RUN = {"seed": 1}
 

@@ -1,7 +1,7 @@
 """The output-folder rule's shared pieces: its file names, its one-line error, and the checks
 for single-file outputs (`check_new_file`) and OS errors (`os_error_line`).
 
-`pipelines.output_folder` (the rule itself, `OutputFolder`) re-exports all of them; import them
+`albert_keras_contracts.output_folder` (the rule itself, `OutputFolder`) re-exports all of them; import them
 from there.
 """
 
@@ -21,8 +21,8 @@ class OutputFolderError(ValueError):
     """A one-line refusal to write into a folder (the command line exits 2 with it)."""
 
 
-# Shown (tracebacks, doctests) where users import it from: `pipelines.output_folder`.
-OutputFolderError.__module__ = "pipelines.output_folder"
+# Shown (tracebacks, doctests) where users import it from: `albert_keras_contracts.output_folder`.
+OutputFolderError.__module__ = "albert_keras_contracts.output_folder"
 
 
 def is_remote(path: str | os.PathLike) -> bool:

@@ -38,11 +38,11 @@ import socket
 import time
 from collections.abc import Iterable, Mapping
 
-from pipelines import atomic_write
+from albert_keras_contracts import atomic_write
 
 # The folder's files, its error and the single-file checks live in `output_checks` (re-exported
-# here: `from pipelines.output_folder import check_new_file, os_error_line, ...` as before).
-from pipelines.output_checks import (  # noqa: F401
+# here: `from albert_keras_contracts.output_folder import check_new_file, os_error_line, ...` as before).
+from albert_keras_contracts.output_checks import (  # noqa: F401
     HELD_HERE,
     LOCK,
     MANIFEST,

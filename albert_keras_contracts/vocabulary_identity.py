@@ -125,7 +125,7 @@ def run_vocabulary_sha256(vocabulary: dict | None, record_files) -> str | None:
     """
     if vocabulary is not None:
         return vocabulary["sha256"]
-    from pipelines.writer_stats import read_writer_stats
+    from albert_keras_contracts.writer_stats import read_writer_stats
 
     folders = sorted({os.path.dirname(path) for path in record_files})
     found = {(read_writer_stats(folder) or {}).get("vocabulary_sha256") for folder in folders}
