@@ -7,8 +7,8 @@ with `from_preset`, released weights included: `albert_keras.presets`), `AlbertT
 layers in `albert_keras.layers` and the optimizers in `albert_keras.optimizers`. Importing the
 package imports the model library only (layers, models, optimizers) and registers every class a
 `.keras` file can name, so saved models load without `custom_objects`. The jobs and tasks above
-it (`training`, `distill`, `glue`, `squad`, `convert`, `demo`, `presets`, `serving`) are loaded on first use, as
-`albert_keras.training`.
+it (`training`, `jobs`, `distill`, `glue`, `squad`, `convert`, `demo`, `presets`, `serving`) are
+loaded on first use, as `albert_keras.jobs`.
 """
 
 import importlib
@@ -22,13 +22,14 @@ from albert_keras.models import (
 )
 from albert_keras.version import __version__
 
-# Loaded on first attribute access (PEP 562): `ak.training.pretrain` works, `import albert_keras`
+# Loaded on first attribute access (PEP 562): `ak.jobs.pretrain` works, `import albert_keras`
 # stays the model library.
 _LAZY_SUBPACKAGES = (
     "convert",
     "demo",
     "distill",
     "glue",
+    "jobs",
     "preprocessing",
     "presets",
     "serving",

@@ -24,7 +24,7 @@ def check_arguments(args: argparse.Namespace) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Runs `distill` with the parsed flags; prints where the outputs are."""
-    from albert_keras.distill.distill_job import distill
+    from albert_keras.jobs.distill_job import distill
 
     settings = settings_from_args(DistillSettings, args, config=parse_config_flags(args.config))
     print_run("distilled", distill(settings), settings.output_dir)

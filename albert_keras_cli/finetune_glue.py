@@ -1,4 +1,4 @@
-"""`albert-keras finetune-glue`: the flags of `albert_keras.training.finetune_glue`, generated
+"""`albert-keras finetune-glue`: the flags of `albert_keras.jobs.finetune_glue_job`, generated
 from `FinetuneGlueSettings`, and its summary line."""
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ def run(args: argparse.Namespace) -> int:
     """Runs `finetune_glue` with the parsed flags; prints the dev scores."""
     settings = settings_from_args(FinetuneGlueSettings, args)
 
-    from albert_keras.training.finetune_glue import finetune_glue
+    from albert_keras.jobs.finetune_glue_job import finetune_glue
     from albert_keras.training.warmup_early_stopping import early_stop_note
 
     summary = finetune_glue(settings, verbose="auto")

@@ -1,4 +1,4 @@
-"""`albert-keras finetune-squad`: the flags of `albert_keras.training.finetune_squad`, generated
+"""`albert-keras finetune-squad`: the flags of `albert_keras.jobs.finetune_squad_job`, generated
 from `FinetuneSquadSettings`, and its summary line."""
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ def run(args: argparse.Namespace) -> int:
     """Runs `finetune_squad` with the parsed flags; prints the scores."""
     settings = settings_from_args(FinetuneSquadSettings, args)
 
-    from albert_keras.training.finetune_squad import finetune_squad
+    from albert_keras.jobs.finetune_squad_job import finetune_squad
 
     summary = finetune_squad(settings, verbose="auto")
     scores = ", ".join(

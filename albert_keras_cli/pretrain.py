@@ -1,4 +1,4 @@
-"""`albert-keras pretrain`: the flags of `albert_keras.training.pretrain`, generated from
+"""`albert-keras pretrain`: the flags of `albert_keras.jobs.pretrain`, generated from
 `PretrainSettings`, and its summary line."""
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ def check_arguments(args: argparse.Namespace) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Runs `pretrain` with the parsed flags; prints where the outputs are."""
-    from albert_keras.training.pretrain_job import pretrain
+    from albert_keras.jobs.pretrain_job import pretrain
 
     settings = settings_from_args(PretrainSettings, args, config=parse_config_flags(args.config))
     print_run("pretrained", pretrain(settings), settings.output_dir)

@@ -2,7 +2,7 @@
 
 A job's settings are written once, here, as fields made by `setting()` (default, help, choices).
 The command line generates its flags from them (`albert_keras_cli.settings_flags`), the job
-functions take them (`albert_keras.training.pretrain(settings)`), and what a run records
+functions take them (`albert_keras.jobs.pretrain(settings)`), and what a run records
 (`run_config`, `summary.json`, the output folder's manifest) is `as_dict(settings)`. Nothing here
 imports TensorFlow or Keras, so `albert-keras --help` stays fast; the package sits at the bottom
 of the stack beside `pipelines` (`tools/import_graph.py`).

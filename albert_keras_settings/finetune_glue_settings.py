@@ -28,7 +28,7 @@ PATHS = ("glue_dir", "init_from", "output_dir", "spm_model")
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class FinetuneGlueSettings:
-    """The settings of one GLUE fine-tuning run (`albert_keras.training.finetune_glue`).
+    """The settings of one GLUE fine-tuning run (`albert_keras.jobs.finetune_glue_job`).
 
     Made from keyword arguments or from `albert-keras finetune-glue`'s flags, which are
     generated from these fields (`albert_keras_settings.settings_flags`); checked when made, so a

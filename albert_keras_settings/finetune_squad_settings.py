@@ -23,7 +23,7 @@ PATHS = ("train_file", "predict_file", "tfds_data_dir", "output_dir", "spm_model
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class FinetuneSquadSettings:
-    """The settings of one SQuAD fine-tuning run (`albert_keras.training.finetune_squad`).
+    """The settings of one SQuAD fine-tuning run (`albert_keras.jobs.finetune_squad_job`).
 
     Made from keyword arguments or from `albert-keras finetune-squad`'s flags, which are
     generated from these fields (`albert_keras_settings.settings_flags`); checked when made, so a

@@ -18,7 +18,7 @@ OFFICIAL_WARMUP_FRACTION = 3125 / 125_000
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class PretrainSettings:
-    """The settings of one pretraining run (`albert_keras.training.pretrain`).
+    """The settings of one pretraining run (`albert_keras.jobs.pretrain`).
 
     Made from keyword arguments or from `albert-keras pretrain`'s flags, which are generated from
     these fields (`albert_keras_settings.settings_flags`); checked when made, so a bad value fails

@@ -11,7 +11,7 @@ other two with the project's converters: Hugging Face's `AlbertForPreTraining` t
 MLM head's five weights copied by name. Every peer then trains on the same batches (our reader,
 seeded, read once and shared) at the defaults a user of it gets:
 
-- ours: `albert-keras pretrain`'s (albert_keras/training/pretrain_job.py): `Lamb` at the CLI's
+- ours: `albert-keras pretrain`'s (albert_keras/jobs/pretrain_job.py): `Lamb` at the CLI's
   peak 0.00176 with `WarmupLinearDecay` (2.5% of `--max_steps` warmup, as the official run),
   `--mixed_precision auto` (mixed_bfloat16 on a CPU with AVX512_BF16 or AMX), jit_compile
   auto (off on a CPU), MLM + SOP; `--precision float32` adds ours forced to float32;

@@ -22,8 +22,8 @@ def write_tiny_sst2(glue_dir: pathlib.Path) -> pathlib.Path:
 
 def finetune_tiny_sst2(folder: pathlib.Path, spm: pathlib.Path):
     """Fine-tunes a random tiny backbone (saved with `spm.model` beside it) for 4 steps."""
+    from albert_keras.jobs.finetune_glue_job import finetune_glue
     from albert_keras.models import AlbertBackbone
-    from albert_keras.training.finetune_glue import finetune_glue
 
     backbone = AlbertBackbone(
         vocabulary_size=100, num_layers=1, num_heads=2, embedding_dim=8, hidden_dim=16,

@@ -53,6 +53,7 @@ _BELOW_TRAINING = _MODEL_LIBRARY | {
     "albert_keras.glue",
     "albert_keras.squad",
 }
+_TASKS = {"albert_keras.glue", "albert_keras.squad", "albert_keras.serving"}
 RULES: dict[str, set[str]] = {
     # The contracts every layer shares: the record format and the writer's stats.json, special
     # ids, text normalization, vocabulary identity, atomic writes and output-folder ownership; no
@@ -104,18 +105,25 @@ RULES: dict[str, set[str]] = {
         "albert_keras.glue",
         "albert_keras.squad",
     },
-    # The training runtime and, until they move to their own package, the jobs.
-    "albert_keras.training": _BELOW_TRAINING,
-    "albert_keras.distill": _BELOW_TRAINING | {"albert_keras.training"},
+    # The training runtime: strategies, precision, checkpoints, callbacks, record inputs; it
+    # knows no task (the jobs bring GLUE's and SQuAD's data and metrics).
+    "albert_keras.training": _BELOW_TRAINING - _TASKS,
+    # The distiller model and its warm start, on the runtime.
+    "albert_keras.distill": (_BELOW_TRAINING - _TASKS) | {"albert_keras.training"},
+    # The jobs: settings in, a run folder out, on the runtime.
+    "albert_keras.jobs": _BELOW_TRAINING | {"albert_keras.training", "albert_keras.distill"},
     # Applications inside the library.
-    "albert_keras.study": _BELOW_TRAINING | {"albert_keras.training", "albert_keras.distill"},
-    "albert_keras.demo": _BELOW_TRAINING | {"albert_keras.training", "albert_keras.distill"},
+    "albert_keras.study": _BELOW_TRAINING
+    | {"albert_keras.training", "albert_keras.distill", "albert_keras.jobs"},
+    "albert_keras.demo": _BELOW_TRAINING
+    | {"albert_keras.training", "albert_keras.distill", "albert_keras.jobs"},
     # The top of the library: `import albert_keras` (the model library at once, the rest lazily).
     "albert_keras": _BELOW_TRAINING
     | {
         "albert_keras.version",
         "albert_keras.training",
         "albert_keras.distill",
+        "albert_keras.jobs",
         "albert_keras.study",
         "albert_keras.demo",
     },
@@ -126,6 +134,7 @@ RULES: dict[str, set[str]] = {
         "albert_keras.version",
         "albert_keras.training",
         "albert_keras.distill",
+        "albert_keras.jobs",
         "albert_keras.study",
         "albert_keras.demo",
     },

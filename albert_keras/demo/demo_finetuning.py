@@ -10,7 +10,7 @@ import pathlib
 
 from albert_keras.demo.source_task import write_source_task
 from albert_keras.glue import get_glue_task
-from albert_keras.training.finetune_glue import finetune_glue
+from albert_keras.jobs.finetune_glue_job import finetune_glue
 
 # The two starting points, in the order they are fine-tuned and reported.
 STARTS = ("pretrained", "untrained")

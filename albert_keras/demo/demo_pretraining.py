@@ -5,9 +5,9 @@ import pathlib
 import keras
 import numpy as np
 
+from albert_keras.jobs.pretrain_job import pretrain
 from albert_keras.models import AlbertBackbone, AlbertPretrainer
 from albert_keras.models.albert_pretrainer import backbone_inputs
-from albert_keras.training.pretrain_job import pretrain
 from pipelines import read_pretraining_records
 from pipelines.record_files import count_records, list_record_files
 

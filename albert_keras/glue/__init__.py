@@ -1,5 +1,5 @@
 """GLUE: the tasks, their readers (GLUE's TSVs, tensorflow_datasets), encoding, metrics and
-submission files. `albert-keras finetune-glue` (albert_keras.training.finetune_glue) uses them."""
+submission files. `albert-keras finetune-glue` (albert_keras.jobs.finetune_glue_job) uses them."""
 
 from albert_keras.glue.glue_dataset import glue_dataset
 from albert_keras.glue.glue_encoder import GlueEncoder

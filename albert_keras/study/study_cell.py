@@ -1,7 +1,7 @@
 """One run of a study: a cell at one seed, in its own folder.
 
     cells/<cell>/seed-<seed>/
-        pretrain/        `albert_keras.training.pretrain`'s output (checkpoints/, model.keras,
+        pretrain/        `albert_keras.jobs.pretrain`'s output (checkpoints/, model.keras,
                          backbone.keras, summary.json); for the no-pretraining baseline, the
                          randomly initialised models and a summary.json of 0 steps
         intrinsic.json   held-out MLM accuracy, and NSP and SOP accuracy of the sentence head
@@ -98,7 +98,7 @@ def _pretrain(spec, cell, seed, pretrain_dir, data, progress) -> dict:
     config = spec.backbone_config(cell)
     if not cell.pretrain:
         return _random_init(settings, config, seed, pretrain_dir)
-    from albert_keras.training import pretrain
+    from albert_keras.jobs import pretrain
 
     progress.pretraining(os.path.join(pretrain_dir, "checkpoints", "checkpoint.json"))
     try:
@@ -225,7 +225,7 @@ def _finetune(spec, cell, seed, folder, pretrain_dir, task, glue_dir, progress) 
     if not os.path.exists(metrics_path):
         import keras
 
-        from albert_keras.training.finetune_glue import finetune_glue
+        from albert_keras.jobs.finetune_glue_job import finetune_glue
 
         settings = spec.settings
         steps = settings["finetune_steps"]

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import albert_keras as ak
-from albert_keras.distill import distill
+from albert_keras.jobs import distill
 from albert_keras_cli.main import main
 
 

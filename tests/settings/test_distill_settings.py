@@ -132,7 +132,7 @@ def test_a_bad_value_fails_when_the_settings_are_made(value, message):
 
 
 def test_a_bad_value_fails_in_the_job_before_anything_is_read_or_written(tmp_path):
-    from albert_keras.distill import distill
+    from albert_keras.jobs import distill
 
     out = tmp_path / "out"
     # The teacher and records do not exist: the batch size is what is named.
@@ -174,7 +174,7 @@ def teacher_and_records(tmp_path_factory):
 def test_settings_or_keywords_record_the_same_run_config(
     teacher_and_records, tmp_path, monkeypatch
 ):
-    from albert_keras.distill import distill, distill_job
+    from albert_keras.jobs import distill, distill_job
 
     teacher, records, backbone = teacher_and_records
     # The run config is recorded when the folder opens; the training itself is not needed here.

@@ -154,7 +154,7 @@ class _Recorded(Exception):
 
 def test_settings_keywords_and_flags_record_the_same_run(tmp_path, tiny_spm, monkeypatch):
     import albert_keras as ak
-    from albert_keras.training import finetune_glue as job
+    from albert_keras.jobs import finetune_glue_job as job
     from albert_keras_cli.main import main
 
     ak.AlbertBackbone(vocabulary_size=64, num_layers=1, num_heads=2, embedding_dim=8,

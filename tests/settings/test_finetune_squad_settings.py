@@ -148,7 +148,7 @@ SQUAD = {"version": "v2.0", "data": [{"title": "t", "paragraphs": [{
 
 def test_settings_and_keywords_record_the_same_run(tmp_path, tiny_spm):
     import albert_keras as ak
-    from albert_keras.training.finetune_squad import finetune_squad
+    from albert_keras.jobs.finetune_squad_job import finetune_squad
 
     ak.AlbertBackbone(vocabulary_size=64, num_layers=1, num_heads=2, embedding_dim=8,
                       hidden_dim=16, intermediate_dim=32,

@@ -71,6 +71,12 @@ def test_the_tree_has_no_loop_and_no_upward_import():
     ]
     assert not [line for line in lines if line.startswith("albert_keras_settings ->")]
     assert not [line for line in lines if line.startswith("albert_keras_contracts ->")]
+    # The runtime knows no task; the jobs stand on it and bring the tasks.
+    assert not [
+        line for line in lines if line.startswith("albert_keras.training -> albert_keras.glue")
+    ]
+    assert "albert_keras.jobs -> albert_keras.training" in lines
+    assert "albert_keras.jobs -> albert_keras.glue" in lines
     # The library's packages reach the contracts directly, no longer through `pipelines`.
     assert "albert_keras.serving -> albert_keras_contracts" in lines
 

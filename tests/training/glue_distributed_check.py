@@ -19,7 +19,7 @@ import keras
 import numpy as np
 
 import albert_keras as ak
-from albert_keras.training import finetune_glue as job
+from albert_keras.jobs import finetune_glue_job as job
 from albert_keras.training import strategy as strategies
 
 sys.path.insert(0, str(pathlib.Path(__file__).parents[1]))

@@ -6,9 +6,9 @@ import pytest
 from synthetic_records import SEQ_LENGTH, VOCABULARY_SIZE
 
 from albert_keras.convert import export_model
+from albert_keras.jobs import pretrain
 from albert_keras.models import AlbertBackbone, AlbertPretrainer
 from albert_keras.optimizers import Lamb
-from albert_keras.training import pretrain
 from albert_keras_cli.main import main
 from pipelines import read_pretraining_records
 

@@ -13,7 +13,7 @@ import pytest
 
 import albert_keras as ak
 from albert_keras.glue import read_glue_tsv
-from albert_keras.training import finetune_glue as job
+from albert_keras.jobs import finetune_glue_job as job
 from albert_keras_cli import main as cli
 
 SPM = "vocab/30k-clean.reconstructed.model"

@@ -14,7 +14,7 @@ import pytest
 from full_disk import full_disk
 
 import albert_keras as ak
-from albert_keras.training import finetune_squad as squad_job
+from albert_keras.jobs import finetune_squad_job as squad_job
 from albert_keras_cli.main import main
 from albert_keras_contracts.output_folder import OutputFolder
 

@@ -128,8 +128,8 @@ def test_dev_threshold_when_answering_nothing_is_best():
     """Null odds are score differences, often negative. Where no threshold beats answering
     nothing, the official search reports 0.0 (its start, meant for probabilities), which would
     still answer every question with null odds <= 0; the chosen threshold answers none."""
+    from albert_keras.jobs.finetune_squad_job import _dev_threshold
     from albert_keras.squad import SquadPredictions
-    from albert_keras.training.finetune_squad import _dev_threshold
 
     qas = [{"id": "h", "question": "", "answers": [{"text": "right"}], "is_impossible": False},
            {"id": "n1", "question": "", "answers": [], "is_impossible": True},

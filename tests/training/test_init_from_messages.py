@@ -4,8 +4,8 @@ vocabulary came from, not --preset (issue 30)."""
 import pytest
 from synthetic_records import SEQ_LENGTH
 
+from albert_keras.jobs import pretrain
 from albert_keras.models import AlbertBackbone
-from albert_keras.training import pretrain
 
 
 def test_mismatched_records_name_the_init_from_model(tiny_records, tmp_path):

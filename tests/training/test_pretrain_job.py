@@ -13,7 +13,7 @@ import tensorflow as tf
 from synthetic_records import SEQ_LENGTH, write_synthetic_records
 
 import albert_keras as ak
-from albert_keras.training import pretrain
+from albert_keras.jobs import pretrain
 from albert_keras_cli.config_flags import parse_config_flags as parse_overrides
 from albert_keras_cli.main import main
 
@@ -338,7 +338,7 @@ def test_real_book_lowers_mlm_and_sop_loss(shared_data, tmp_path):
 
 @pytest.mark.parametrize("precision", ["mixed_bfloat16", "mixed_float16"])
 def test_mixed_precision_build(precision, tiny_overrides):
-    from albert_keras.training.pretrain_job import _build_pretrainer
+    from albert_keras.jobs.pretrain_job import _build_pretrainer
 
     backbone = {**ak.AlbertBackbone.presets["albert_base"], **tiny_overrides}
     run_config = {

@@ -15,7 +15,7 @@ import pytest
 from full_disk import full_disk
 from synthetic_records import SEQ_LENGTH
 
-from albert_keras.training import pretrain
+from albert_keras.jobs import pretrain
 from albert_keras_cli.main import main
 
 TINY = {"vocabulary_size": 100, "num_layers": 1, "num_heads": 2, "embedding_dim": 16,
