@@ -222,7 +222,13 @@ def _build_answerer(s: FinetuneSquadSettings, distribution, data: _SquadData):
         # Its vocabulary (with its sha256) and sequence length travel in model.keras, so the
         # loaded model answers questions on text (`albert-keras predict`).
         preprocessor = squad_preprocessor(data.spm_path, s.max_seq_length)
-        answerer = AlbertQuestionAnswerer(backbone, head=head, preprocessor=preprocessor)
+        answerer = AlbertQuestionAnswerer(
+            backbone,
+            head=head,
+            preprocessor=preprocessor,
+            doc_stride=s.doc_stride,  # saved with it: predict cuts contexts as training did
+            max_query_length=s.max_query_length,
+        )
         if trained is not None and trained.head == head:
             # A fine-tuned answerer goes on with its own head (to predict, or train further).
             answerer.set_weights(trained.get_weights())

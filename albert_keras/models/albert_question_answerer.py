@@ -39,6 +39,10 @@ class AlbertQuestionAnswerer(AlbertTask, keras.Model):
         preprocessor: `AlbertPreprocessor` or None. The vocabulary (and its sha256) and the
             sequence length the answerer was fine-tuned with: saved with it, so a loaded model
             answers questions on text (`albert_keras.squad.answer_questions`).
+        doc_stride: int. Pieces between the starts of two windows of a long context, as
+            fine-tuned (official 128): saved with the model, so answering text (`albert-keras
+            predict`, `answer_questions`) cuts contexts as training did.
+        max_query_length: int. Question pieces kept, as fine-tuned (official 64); saved too.
         **kwargs: passed to `keras.Model` (e.g. `name`).
 
     Example:
@@ -52,6 +56,8 @@ class AlbertQuestionAnswerer(AlbertTask, keras.Model):
     >>> outputs = answerer(inputs)
     >>> tuple(outputs["start_logits"].shape), tuple(outputs["end_logits"].shape)
     ((4, 8), (4, 8))
+    >>> AlbertQuestionAnswerer(backbone, doc_stride=64).get_config()["doc_stride"]
+    64
     """
 
     nested_objects = ("backbone", "preprocessor")
@@ -64,11 +70,18 @@ class AlbertQuestionAnswerer(AlbertTask, keras.Model):
         end_n_top=5,
         dropout=0.1,
         preprocessor=None,
+        doc_stride=128,
+        max_query_length=64,
         **kwargs,
     ):
         if head not in HEADS:
             raise ValueError(f"head={head!r}: choose one of {', '.join(HEADS)}")
-        check_positive(start_n_top=start_n_top, end_n_top=end_n_top)
+        check_positive(
+            start_n_top=start_n_top,
+            end_n_top=end_n_top,
+            doc_stride=doc_stride,
+            max_query_length=max_query_length,
+        )
         check_rate("dropout", dropout)
         super().__init__(**kwargs)
         hidden_dim = backbone.get_config()["hidden_dim"]
@@ -92,6 +105,8 @@ class AlbertQuestionAnswerer(AlbertTask, keras.Model):
         self.start_n_top = start_n_top
         self.end_n_top = end_n_top
         self.dropout = dropout
+        self.doc_stride = doc_stride
+        self.max_query_length = max_query_length
         self.hidden_dim = hidden_dim
         self.build()
 
@@ -215,6 +230,8 @@ class AlbertQuestionAnswerer(AlbertTask, keras.Model):
                 "start_n_top": self.start_n_top,
                 "end_n_top": self.end_n_top,
                 "dropout": self.dropout,
+                "doc_stride": self.doc_stride,
+                "max_query_length": self.max_query_length,
             }
         )
         return config
