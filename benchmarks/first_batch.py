@@ -40,6 +40,13 @@ def measure(pattern: str, dynamic: bool, start_step: int | None, args) -> dict:
 
     from pipelines.record_reader import read_pretraining_records
 
+    try:
+        from pipelines.masking_settings import MaskingSettings
+    except ImportError:  # a --baseline reader from before MaskingSettings
+        masking = {"dynamic_masking": dynamic, "vocabulary_size": VOCABULARY_SIZE}
+    else:
+        settings = MaskingSettings(vocabulary_size=VOCABULARY_SIZE)
+        masking = {"dynamic_masking": settings if dynamic else False}
     tf.constant(0)  # the runtime's own start-up is not the reader's
     cpu, wall = time.process_time(), time.perf_counter()
     dataset = read_pretraining_records(
@@ -47,8 +54,7 @@ def measure(pattern: str, dynamic: bool, start_step: int | None, args) -> dict:
         args.batch_size,
         max_seq_length=args.seq_length,
         max_predictions_per_seq=args.max_predictions_per_seq,
-        dynamic_masking=dynamic,
-        vocabulary_size=VOCABULARY_SIZE,
+        **masking,
         seed=args.seed,
         start_step=start_step,
     )

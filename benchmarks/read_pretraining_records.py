@@ -66,6 +66,7 @@ def write_synthetic_records(directory: pathlib.Path, seq_length: int, args) -> s
     import tensorflow as tf
 
     from pipelines.dynamic_masking import mask_whole_word_ngrams
+    from pipelines.masking_settings import MaskingSettings
 
     rng = np.random.default_rng(args.seed)
     for shard in range(args.num_files):
@@ -75,7 +76,7 @@ def write_synthetic_records(directory: pathlib.Path, seq_length: int, args) -> s
             examples["input_mask"],
             examples["token_boundary"],
             tf.constant([args.seed, shard]),
-            vocabulary_size=VOCABULARY_SIZE,
+            masking=MaskingSettings(vocabulary_size=VOCABULARY_SIZE),
             max_predictions_per_seq=args.max_predictions_per_seq,
         )
         examples.update({name: value.numpy() for name, value in static.items()})
@@ -100,6 +101,7 @@ def measure(pattern: str, seq_length: int, dynamic: bool, args) -> dict:
     """In this (fresh) process: warm up, then time `--batches` batches on one core."""
     import tensorflow as tf
 
+    from pipelines.masking_settings import MaskingSettings
     from pipelines.record_reader import read_pretraining_records
 
     tf.config.threading.set_intra_op_parallelism_threads(1)
@@ -109,8 +111,7 @@ def measure(pattern: str, seq_length: int, dynamic: bool, args) -> dict:
         args.batch_size,
         max_seq_length=seq_length,
         max_predictions_per_seq=args.max_predictions_per_seq,
-        dynamic_masking=dynamic,
-        vocabulary_size=VOCABULARY_SIZE,
+        dynamic_masking=MaskingSettings(vocabulary_size=VOCABULARY_SIZE) if dynamic else False,
         seed=args.seed,
     )
     options = tf.data.Options()

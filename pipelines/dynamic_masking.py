@@ -34,17 +34,12 @@ Here: the draws and the steps in order; steps 1 to 3 without their draws are in
 
 import tensorflow as tf
 
-# ALBERT's ids (<pad>=0, <unk>=1, [CLS]=2, [SEP]=3, [MASK]=4; replacements from 5 on).
-from albert_keras_contracts.special_tokens import CLS_ID, FIRST_NORMAL_ID, MASK_ID, PAD_ID, SEP_ID
 from pipelines.masking_rows import gather_rows, write_rows, xla_compiled
+from pipelines.masking_settings import MaskingSettings
 from pipelines.masking_spans import first_draws, greedy_visit, spans_to_ranks, word_structure
 
 __all__ = [
-    "CLS_ID",
-    "FIRST_NORMAL_ID",
-    "MASK_ID",
-    "PAD_ID",
-    "SEP_ID",
+    "MaskingSettings",
     "mask_whole_word_ngrams",
     "remask_batch",
     "restore_original_tokens",
@@ -206,15 +201,8 @@ def mask_whole_word_ngrams(
     token_boundary: tf.Tensor,
     seed: tf.Tensor,
     *,
-    vocabulary_size: int,
+    masking: MaskingSettings,
     max_predictions_per_seq: int = 20,
-    masked_lm_prob: float = 0.15,
-    max_ngram: int = 3,
-    cls_id: int = CLS_ID,
-    sep_id: int = SEP_ID,
-    pad_id: int = PAD_ID,
-    mask_id: int = MASK_ID,
-    first_random_id: int = FIRST_NORMAL_ID,
     return_span_words: bool = False,
 ) -> dict[str, tf.Tensor]:
     """Draws n-gram whole-word masks for a batch of unmasked examples (see the module docstring).
@@ -224,12 +212,9 @@ def mask_whole_word_ngrams(
         input_mask: int tensor (B, T). 1 for real tokens, 0 for padding.
         token_boundary: int tensor (B, T). 1 where a token starts a word.
         seed: int tensor of shape (2,). The stateless seed; vary it per batch and epoch.
-        vocabulary_size: int. Random replacements are drawn from [first_random_id, this).
+        masking: `MaskingSettings`, with its `vocabulary_size` given. Share of tokens to
+            predict, longest span, special ids and the range of random replacements.
         max_predictions_per_seq: int. P, the number of prediction slots.
-        masked_lm_prob: float. Share of tokens to predict.
-        max_ngram: int. Longest span, in words.
-        cls_id, sep_id, pad_id, mask_id: int. Special ids; the first three are never masked.
-        first_random_id: int. Smallest id a random replacement may take.
         return_span_words: bool. Also return `masked_span_words` (B, P): the length in words of
             each chosen span, 0-padded (for statistics: adjacent spans merge in the output).
 
@@ -241,30 +226,33 @@ def mask_whole_word_ngrams(
     >>> ids = tf.constant([[2, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 3, 0, 0, 0]])
     >>> mask = tf.constant([[1] * 13 + [0] * 3])
     >>> boundary = tf.constant([[0, 1, 1, 0, 1, 1, 0, 1, 1, 1, 0, 1, 0, 0, 0, 0]])
-    >>> out = mask_whole_word_ngrams(ids, mask, boundary, tf.constant([1, 2]), vocabulary_size=30,
-    ...                              max_predictions_per_seq=4, masked_lm_prob=0.3)
+    >>> masking = MaskingSettings(vocabulary_size=30, masked_lm_prob=0.3)
+    >>> out = mask_whole_word_ngrams(ids, mask, boundary, tf.constant([1, 2]), masking=masking,
+    ...                              max_predictions_per_seq=4)
     >>> out["masked_lm_positions"].numpy().tolist(), out["masked_lm_weights"].numpy().tolist()
     ([[7, 8, 9, 10]], [[1.0, 1.0, 1.0, 1.0]])
     """
-    if not first_random_id < vocabulary_size:
+    if masking.vocabulary_size is None:
+        raise ValueError("mask_whole_word_ngrams needs masking.vocabulary_size (not None)")
+    if not masking.first_random_id < masking.vocabulary_size:
         raise ValueError(
-            f"vocabulary_size={vocabulary_size} leaves no id to draw random replacements from "
-            f"(they are drawn from [{first_random_id}, vocabulary_size))"
+            f"vocabulary_size={masking.vocabulary_size} leaves no id to draw random replacements "
+            f"from (they are drawn from [{masking.first_random_id}, vocabulary_size))"
         )
     input_ids = tf.convert_to_tensor(input_ids)
     batch_size, num_slots = tf.shape(input_ids)[0], max_predictions_per_seq
     seeds = tf.unstack(tf.random.experimental.stateless_split(seed, num=6))
     candidates_so_far, words_cum, num_words, budget = word_structure(
-        input_ids, input_mask, token_boundary, (pad_id, cls_id, sep_id), max_ngram, masked_lm_prob,
-        num_slots,
+        input_ids, input_mask, token_boundary, (masking.pad_id, masking.cls_id, masking.sep_id),
+        masking.max_ngram, masking.masked_lm_prob, num_slots,
     )  # fmt: skip
     spans = _choose_spans(
-        (batch_size, input_ids.shape[1]), num_slots, max_ngram, seeds[:4],
+        (batch_size, input_ids.shape[1]), num_slots, masking.max_ngram, seeds[:4],
         candidates_so_far, words_cum, num_words, budget,
     )  # fmt: skip
     masks = _predictions(
-        input_ids, candidates_so_far, spans, seeds[4:], mask_id=mask_id,
-        first_random_id=first_random_id, vocabulary_size=vocabulary_size,
+        input_ids, candidates_so_far, spans, seeds[4:], mask_id=masking.mask_id,
+        first_random_id=masking.first_random_id, vocabulary_size=masking.vocabulary_size,
     )  # fmt: skip
     if return_span_words:
         masks["masked_span_words"] = _span_words(words_cum, spans, input_ids.shape[1])
@@ -272,15 +260,15 @@ def mask_whole_word_ngrams(
 
 
 def remask_batch(
-    features: dict[str, tf.Tensor], seed: tf.Tensor, **masking
+    features: dict[str, tf.Tensor], seed: tf.Tensor, masking: MaskingSettings
 ) -> dict[str, tf.Tensor]:
     """Replaces a parsed batch's static masks with fresh dynamic ones.
 
     Args:
         features: dict of (B, ...) tensors with the TFRecord feature names.
         seed: int tensor of shape (2,). Vary it per batch and epoch.
-        **masking: keyword arguments of `mask_whole_word_ngrams` (`vocabulary_size`, ...) but
-            `max_predictions_per_seq`, which is the batch's own P.
+        masking: `MaskingSettings`, with its `vocabulary_size` given. P is the batch's own
+            (the width of its `masked_lm_positions`).
 
     Returns:
         The same dict, with new `input_ids` and `masked_lm_*` features.
@@ -289,15 +277,10 @@ def remask_batch(
     >>> import pipelines
     >>> batch = next(iter(pipelines.read_pretraining_records(
     ...     "records/*.tfrecord", 2, max_seq_length=32, max_predictions_per_seq=5, seed=1)))
-    >>> remasked = remask_batch(batch, tf.constant([12345, 7]), vocabulary_size=50)
+    >>> remasked = remask_batch(batch, tf.constant([12345, 7]), MaskingSettings(vocabulary_size=50))
     >>> sorted(remasked) == sorted(batch), tuple(remasked["masked_lm_ids"].shape)
     (True, (2, 5))
     """
-    if "max_predictions_per_seq" in masking:
-        raise TypeError(
-            "remask_batch takes no max_predictions_per_seq: the batch's masked_lm_positions "
-            "width is used"
-        )
     original = restore_original_tokens(
         features["input_ids"],
         features["masked_lm_positions"],
@@ -309,7 +292,7 @@ def remask_batch(
         features["input_mask"],
         features["token_boundary"],
         seed,
+        masking=masking,
         max_predictions_per_seq=features["masked_lm_positions"].shape[1],
-        **masking,
     )
     return {**features, **fresh}

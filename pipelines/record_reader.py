@@ -17,6 +17,7 @@ only parsed (in a fixed order), every pass p over the data is shuffled with its 
 nothing depends on iterator history.
 """
 
+import dataclasses
 from collections.abc import Sequence
 
 import numpy as np
@@ -24,13 +25,18 @@ import tensorflow as tf
 from google.protobuf.message import DecodeError
 
 from albert_keras_contracts import record_format
-from albert_keras_contracts.special_tokens import CLS_ID, MASK_ID, PAD_ID, SEP_ID
 from albert_keras_contracts.writer_stats import recorded_vocabulary_size
 from pipelines.dynamic_masking import remask_batch
+from pipelines.masking_settings import MaskingSettings
 from pipelines.record_files import count_records, list_record_files
 
 # With `start_step`, passes are numbered up to here: "forever" for any real run.
 MAX_PASSES = 2**40
+# Examples in the shuffle buffer.
+SHUFFLE_BUFFER_SIZE = 10_000
+# Files read at once; fixed (not AUTOTUNE) so a seeded order does not depend on the machine's
+# core count.
+CYCLE_LENGTH = 16
 
 
 def _list_files(file_pattern: str | Sequence[str]) -> list[str]:
@@ -115,18 +121,9 @@ def read_pretraining_records(
     shuffle: bool = True,
     repeat: bool = True,
     seed: int | None = None,
-    dynamic_masking: bool = False,
-    masked_lm_prob: float = 0.15,
-    max_ngram: int = 3,
-    vocabulary_size: int | None = None,
-    pad_id: int = PAD_ID,
-    cls_id: int = CLS_ID,
-    sep_id: int = SEP_ID,
-    mask_id: int = MASK_ID,
+    dynamic_masking: bool | MaskingSettings = False,
     input_context: tf.distribute.InputContext | None = None,
     drop_remainder: bool = True,
-    shuffle_buffer_size: int = 10_000,
-    cycle_length: int = 16,
     start_step: int | None = None,
     num_examples: int | None = None,
 ) -> tf.data.Dataset:
@@ -136,32 +133,22 @@ def read_pretraining_records(
         file_pattern: str or list of str. Glob(s) of TFRecord files.
         batch_size: int. The global batch size; with `input_context`, each replica gets
             `input_context.get_per_replica_batch_size(batch_size)` examples per batch.
-        max_seq_length: int. T, the length the records were written with.
-        max_predictions_per_seq: int. P, the number of prediction slots in the records.
+        max_seq_length, max_predictions_per_seq: int. T and P, as the records were written.
         shuffle: bool. Shuffle files and examples (reshuffled every epoch).
         repeat: bool. Repeat forever (epochs run into each other inside a batch).
         seed: int or None. Makes the order and the dynamic masks reproducible.
-        dynamic_masking: bool. Re-mask every batch on the fly (n-gram whole-word masking from
-            `token_boundary`, see `pipelines.dynamic_masking`), so each epoch sees new masks.
-        masked_lm_prob, max_ngram: float, int. Dynamic masking's share of tokens and longest span.
-        vocabulary_size: int. Random replacements of `dynamic_masking` are drawn from
-            [5, vocabulary_size); default: the `vocabulary_size` of the writer's `stats.json`
-            beside the records (an error without one).
-        pad_id, cls_id, sep_id, mask_id: int. Special ids (ALBERT's by default).
+        dynamic_masking: bool or `MaskingSettings`. Re-mask every batch on the fly (n-gram
+            whole-word masking from `token_boundary`, `pipelines.dynamic_masking`), so each epoch
+            sees new masks: True with the default settings, or these settings. A `vocabulary_size`
+            of None is read from the writer's `stats.json` beside the records.
         input_context: `tf.distribute.InputContext` from
             `strategy.distribute_datasets_from_function`: pipeline i of k reads files i, i + k, ...
         drop_remainder: bool. Drop a last partial batch, so the batch dimension is static.
-        shuffle_buffer_size: int. Examples in the shuffle buffer.
-        cycle_length: int. Files read at once; fixed (not AUTOTUNE) so a seeded order does not
-            depend on the machine's core count.
-        start_step: int or None. For an exact resume: an endless dataset of full batches whose
-            k-th is fixed by `seed` and k alone (see the module docstring), starting at batch
-            `start_step` (whole passes are skipped for free, the batches before it in its pass
-            are read and dropped). Needs `seed`; always shuffles and repeats; not with
-            `input_context` (Keras distributes it). Also fixed by TensorFlow's global seed,
-            which tf.data mixes into every shuffle: set it first (`keras.utils.set_random_seed`).
-        num_examples: int. With `start_step`: the records in the files (`count_records`, which
-            is counted if not given); a pass is `num_examples // batch_size` batches.
+        start_step: int or None. For an exact resume: an endless dataset of full batches, the
+            k-th fixed by `seed` and k alone (see the module docstring), from batch `start_step`.
+            Needs `seed`; always shuffles and repeats; not with `input_context`. Set TensorFlow's
+            global seed first (`keras.utils.set_random_seed`): tf.data mixes it into shuffles.
+        num_examples: int. With `start_step`: the records in the files (counted if not given).
 
     Returns:
         A `tf.data.Dataset` of dicts: `input_ids`, `input_mask`, `segment_ids`, `token_boundary`
@@ -169,15 +156,12 @@ def read_pretraining_records(
         float32 (B, P); `next_sentence_labels` int32 (B, 1).
 
     Example:
-    >>> dataset = read_pretraining_records("records/*.tfrecord", 8, max_seq_length=32,
-    ...                                    max_predictions_per_seq=5, seed=1)
-    >>> batch = next(iter(dataset))
+    >>> shapes = {"max_seq_length": 32, "max_predictions_per_seq": 5}
+    >>> batch = next(iter(read_pretraining_records("records/*.tfrecord", 8, **shapes, seed=1)))
     >>> tuple(batch["input_ids"].shape), tuple(batch["masked_lm_positions"].shape)
     ((8, 32), (8, 5))
-    >>> run = read_pretraining_records("records/*.tfrecord", 8, max_seq_length=32,
-    ...                                max_predictions_per_seq=5, seed=1, start_step=0)
-    >>> resumed = read_pretraining_records("records/*.tfrecord", 8, max_seq_length=32,
-    ...                                    max_predictions_per_seq=5, seed=1, start_step=3)
+    >>> run = read_pretraining_records("records/*.tfrecord", 8, **shapes, seed=1, start_step=0)
+    >>> resumed = read_pretraining_records("records/*.tfrecord", 8, **shapes, seed=1, start_step=3)
     >>> batch_3 = list(run.take(4))[3]  # resumed starts with it
     >>> bool(tf.reduce_all(batch_3["input_ids"] == next(iter(resumed))["input_ids"]))
     True
@@ -185,11 +169,7 @@ def read_pretraining_records(
     if batch_size < 1:
         raise ValueError(f"batch_size={batch_size} must be at least 1")
     files = _list_files(file_pattern)
-    masking = None
-    if dynamic_masking:
-        masking = _masking_arguments(files, vocabulary_size, masked_lm_prob=masked_lm_prob,
-                                     max_ngram=max_ngram, pad_id=pad_id, cls_id=cls_id,
-                                     sep_id=sep_id, mask_id=mask_id)  # fmt: skip
+    masking = _masking_settings(files, dynamic_masking)
     lengths = record_format.feature_lengths(max_seq_length, max_predictions_per_seq)
     _check_first_records(files, lengths)
     if start_step is not None:
@@ -197,11 +177,18 @@ def read_pretraining_records(
             raise ValueError("start_step needs a seed (the batches are a function of both)")
         if input_context is not None:
             raise ValueError("start_step does not go with input_context")
-        examples = _parsed_in_order(files, lengths, batch_size, cycle_length)
+        examples = _parsed_in_order(files, lengths, batch_size)
         num_examples = count_records(files) if num_examples is None else num_examples
         return _seeded_passes(examples, batch_size, num_examples=num_examples, seed=seed,
-                              start_step=start_step, masking=masking,
-                              shuffle_buffer_size=shuffle_buffer_size)  # fmt: skip
+                              start_step=start_step, masking=masking)  # fmt: skip
+    return _streamed(files, lengths, batch_size, shuffle=shuffle, repeat=repeat, seed=seed,
+                     masking=masking, input_context=input_context,
+                     drop_remainder=drop_remainder)  # fmt: skip
+
+
+def _streamed(files, lengths, batch_size, *, shuffle, repeat, seed, masking, input_context,
+              drop_remainder) -> tf.data.Dataset:  # fmt: skip
+    """The batches of a run that is not resumed: shuffled (or not), repeated (or not)."""
     keep_order = seed is not None or not shuffle
     if seed is None:
         # No global RNG: fresh entropy from the OS, drawn once here.
@@ -211,9 +198,7 @@ def read_pretraining_records(
     dataset = _serialized_batches(
         files,
         batch_size,
-        cycle_length=cycle_length,
         shuffle_seed=seed if shuffle else None,
-        shuffle_buffer_size=shuffle_buffer_size,
         repeat=repeat,
         drop_remainder=drop_remainder,
     )
@@ -225,17 +210,24 @@ def read_pretraining_records(
     return dataset.prefetch(tf.data.AUTOTUNE)
 
 
-def _masking_arguments(files: list[str], vocabulary_size: int | None, **masking) -> dict:
-    """`remask_batch`'s keyword arguments; `vocabulary_size` by default from the writer's
-    `stats.json` beside the records."""
+def _masking_settings(
+    files: list[str], dynamic_masking: bool | MaskingSettings
+) -> MaskingSettings | None:
+    """The settings `remask_batch` takes (None: the static masks are kept), with the
+    `vocabulary_size` by default from the writer's `stats.json` beside the records."""
+    if dynamic_masking is False:
+        return None
+    masking = MaskingSettings() if dynamic_masking is True else dynamic_masking
+    if masking.vocabulary_size is not None:
+        return masking
+    vocabulary_size = recorded_vocabulary_size(files)
     if vocabulary_size is None:
-        vocabulary_size = recorded_vocabulary_size(files)
-        if vocabulary_size is None:
-            raise ValueError(
-                "dynamic_masking=True needs vocabulary_size (random replacements' range): give "
-                "it, or read records with their writer's stats.json beside them"
-            )
-    return {"vocabulary_size": vocabulary_size, **masking}
+        what = "dynamic_masking=True" if dynamic_masking is True else "MaskingSettings"
+        raise ValueError(
+            f"{what} needs vocabulary_size (random replacements' range): give "
+            "it, or read records with their writer's stats.json beside them"
+        )
+    return dataclasses.replace(masking, vocabulary_size=vocabulary_size)
 
 
 def _this_pipeline(files: list[str], batch_size: int, seed: int,
@@ -255,7 +247,9 @@ def _this_pipeline(files: list[str], batch_size: int, seed: int,
     )
 
 
-def _parsed_batches(dataset, lengths, masking: dict | None, seed: int) -> tf.data.Dataset:
+def _parsed_batches(
+    dataset, lengths, masking: MaskingSettings | None, seed: int
+) -> tf.data.Dataset:
     """Parses batches of serialized records, and re-masks them when `masking` is given (a fresh
     seed per batch, different every epoch yet fixed by `seed`)."""
     if masking is None:
@@ -268,7 +262,7 @@ def _parsed_batches(dataset, lengths, masking: dict | None, seed: int) -> tf.dat
     # re-mask in one map saves a stage's hand-over per batch.
     @tf.autograph.experimental.do_not_convert
     def parse_and_remask(serialized, batch_seed):
-        return remask_batch(_parse_batch(serialized, lengths), batch_seed, **masking)
+        return remask_batch(_parse_batch(serialized, lengths), batch_seed, masking)
 
     seeds = tf.data.Dataset.random(seed=seed + 2, rerandomize_each_iteration=True).batch(2)
     return tf.data.Dataset.zip(dataset, seeds).map(
@@ -277,7 +271,7 @@ def _parsed_batches(dataset, lengths, masking: dict | None, seed: int) -> tf.dat
 
 
 def _serialized_batches(
-    files, batch_size, *, cycle_length, shuffle_seed, shuffle_buffer_size, repeat, drop_remainder
+    files, batch_size, *, shuffle_seed, repeat, drop_remainder
 ) -> tf.data.Dataset:
     """Batches of serialized records: files (shuffled with `shuffle_seed`, else in order) ->
     parallel interleave -> example shuffle -> repeat -> batch."""
@@ -286,24 +280,22 @@ def _serialized_batches(
         dataset = dataset.shuffle(len(files), seed=shuffle_seed)
     dataset = dataset.interleave(
         tf.data.TFRecordDataset,
-        cycle_length=min(cycle_length, len(files)),
+        cycle_length=min(CYCLE_LENGTH, len(files)),
         num_parallel_calls=tf.data.AUTOTUNE,
     )
     if shuffle_seed is not None:
-        dataset = dataset.shuffle(shuffle_buffer_size, seed=shuffle_seed + 1)
+        dataset = dataset.shuffle(SHUFFLE_BUFFER_SIZE, seed=shuffle_seed + 1)
     if repeat:
         dataset = dataset.repeat()
     return dataset.batch(batch_size, drop_remainder=drop_remainder)
 
 
-def _parsed_in_order(files, lengths, batch_size, cycle_length) -> tf.data.Dataset:
+def _parsed_in_order(files, lengths, batch_size) -> tf.data.Dataset:
     """Every record once, in a fixed order, parsed in batches (vectorized), then unbatched."""
     dataset = _serialized_batches(
         files,
         batch_size,
-        cycle_length=cycle_length,
         shuffle_seed=None,
-        shuffle_buffer_size=0,
         repeat=False,
         drop_remainder=False,
     ).map(lambda serialized: _parse_batch(serialized, lengths), num_parallel_calls=tf.data.AUTOTUNE)
@@ -313,7 +305,7 @@ def _parsed_in_order(files, lengths, batch_size, cycle_length) -> tf.data.Datase
 
 
 def _seeded_passes(
-    examples, batch_size, *, num_examples, seed, start_step, masking, shuffle_buffer_size
+    examples, batch_size, *, num_examples, seed, start_step, masking
 ) -> tf.data.Dataset:
     """Endless full batches; pass p shuffled with its own seed, batch k fixed by (seed, k)."""
     batches_per_pass = num_examples // batch_size
@@ -324,13 +316,13 @@ def _seeded_passes(
     def one_pass(pass_index):
         pass_seed = tf.constant(seed, tf.int64) * 1_000_003 + pass_index
         batches = examples.shuffle(
-            shuffle_buffer_size, seed=pass_seed, reshuffle_each_iteration=False
+            SHUFFLE_BUFFER_SIZE, seed=pass_seed, reshuffle_each_iteration=False
         ).batch(batch_size, drop_remainder=True)
         if masking is None:
             return batches
 
         def remask(index, batch):
-            return remask_batch(batch, tf.stack([pass_seed, index]), **masking)
+            return remask_batch(batch, tf.stack([pass_seed, index]), masking)
 
         return batches.enumerate().map(
             tf.autograph.experimental.do_not_convert(remask),

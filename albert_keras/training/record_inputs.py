@@ -5,6 +5,7 @@ import os
 from albert_keras_contracts.vocabulary_identity import check_same_vocabulary, describe
 from albert_keras_contracts.writer_stats import read_writer_stats, stats_path
 from pipelines import read_pretraining_records
+from pipelines.masking_settings import MaskingSettings
 from pipelines.record_files import (
     check_token_ids,
     count_records,
@@ -125,8 +126,9 @@ class RecordInputs:
             seed=seed,
             start_step=start_step,
             num_examples=self.num_examples,
-            dynamic_masking=dynamic_masking,
-            vocabulary_size=vocabulary_size,
+            dynamic_masking=MaskingSettings(vocabulary_size=vocabulary_size)
+            if dynamic_masking
+            else False,
         )
 
     def eval_data(self, batch_size: int, eval_steps: int):

@@ -14,6 +14,7 @@ from pipelines.dynamic_masking import (
     remask_batch,
     restore_original_tokens,
 )
+from pipelines.masking_settings import MaskingSettings
 
 CLS, SEP, MASK, VOCAB = 2, 3, 4, 1000
 # One shape everywhere: XLA compiles the masking once per shape, which costs seconds.
@@ -23,7 +24,7 @@ BATCH, SEQ = 64, 128
 def mask(ids, input_mask, boundary, seed, **kwargs):
     assert ids.shape == (BATCH, SEQ)
     out = mask_whole_word_ngrams(
-        ids, input_mask, boundary, tf.constant(seed), vocabulary_size=VOCAB, **kwargs
+        ids, input_mask, boundary, tf.constant(seed), masking=MaskingSettings(VOCAB), **kwargs
     )
     return {name: value.numpy() for name, value in out.items()}
 
@@ -222,14 +223,15 @@ def test_restore_then_remask_round_trip():
     )
     np.testing.assert_array_equal(restored.numpy(), ids)
     features = {**static, "input_mask": input_mask, "token_boundary": boundary}
-    fresh = remask_batch(features, tf.constant([5, 6]), vocabulary_size=VOCAB)
+    fresh = remask_batch(features, tf.constant([5, 6]), MaskingSettings(vocabulary_size=VOCAB))
     assert fresh["masked_lm_positions"].shape == (BATCH, 20)
     labels = np.take_along_axis(ids, fresh["masked_lm_positions"].numpy(), axis=1)
     weights = fresh["masked_lm_weights"].numpy() > 0
     np.testing.assert_array_equal(fresh["masked_lm_ids"].numpy()[weights], labels[weights])
-    with pytest.raises(TypeError, match="takes no max_predictions_per_seq"):
+    # P is the batch's own: remask_batch takes none.
+    with pytest.raises(TypeError, match="keyword argument 'max_predictions_per_seq'"):
         remask_batch(
-            features, tf.constant([5, 6]), vocabulary_size=VOCAB, max_predictions_per_seq=9
+            features, tf.constant([5, 6]), MaskingSettings(VOCAB), max_predictions_per_seq=9
         )
 
 
@@ -240,7 +242,13 @@ def test_rows_without_words_and_bad_vocabulary():
     assert out["masked_lm_weights"].sum() == 0
     np.testing.assert_array_equal(out["input_ids"], ids)
     with pytest.raises(ValueError, match="vocabulary_size=5"):
-        mask_whole_word_ngrams(ids, input_mask, input_mask, tf.constant([1, 1]), vocabulary_size=5)
+        mask_whole_word_ngrams(
+            ids, input_mask, input_mask, tf.constant([1, 1]), masking=MaskingSettings(5)
+        )
+    with pytest.raises(ValueError, match="needs masking.vocabulary_size"):
+        mask_whole_word_ngrams(
+            ids, input_mask, input_mask, tf.constant([1, 1]), masking=MaskingSettings()
+        )
 
 
 def test_real_book_matches_the_official_statistics(shared_data):

@@ -5,6 +5,7 @@ import pytest
 import tensorflow as tf
 
 import albert_keras
+from pipelines.masking_settings import MaskingSettings
 from pipelines.record_reader import read_pretraining_records
 
 CLS, SEP, MASK, VOCAB = 2, 3, 4, 100
@@ -134,7 +135,9 @@ def test_input_context_gives_pipelines_disjoint_files(records):
 
 def test_dynamic_masking_remasks_every_epoch_and_keeps_the_text(records):
     pattern, shards = records
-    dataset = read(pattern, shuffle=False, dynamic_masking=True, vocabulary_size=VOCAB, seed=1)
+    dataset = read(
+        pattern, shuffle=False, dynamic_masking=MaskingSettings(vocabulary_size=VOCAB), seed=1
+    )
     epoch = FILES * PER_FILE // 8
     got = collect(dataset, 2 * epoch)
     original = np.stack([s["original_ids"] for s in shards], axis=1).reshape(FILES * PER_FILE, -1)
@@ -157,12 +160,19 @@ def test_dynamic_masking_remasks_every_epoch_and_keeps_the_text(records):
     changed = (positions[: epoch * 8] != positions[epoch * 8 :]).any(axis=1)
     assert changed.mean() > 0.5  # the same examples, new masks in the second epoch
     again = collect(
-        read(pattern, shuffle=False, dynamic_masking=True, vocabulary_size=VOCAB, seed=1), epoch
+        read(
+            pattern, shuffle=False, dynamic_masking=MaskingSettings(vocabulary_size=VOCAB), seed=1
+        ),
+        epoch,
     )
     np.testing.assert_array_equal(again["masked_lm_positions"], positions[: epoch * 8])
     # Without repeat (Keras iterates the dataset anew each epoch) masks change too.
     finite = read(
-        pattern, shuffle=False, repeat=False, dynamic_masking=True, vocabulary_size=VOCAB, seed=1
+        pattern,
+        shuffle=False,
+        repeat=False,
+        dynamic_masking=MaskingSettings(vocabulary_size=VOCAB),
+        seed=1,
     )
     first, second = collect(finite)["masked_lm_positions"], collect(finite)["masked_lm_positions"]
     assert (first != second).any(axis=1).mean() > 0.5
@@ -174,7 +184,7 @@ def test_pretrainer_fits_on_the_dataset(records, tiny_config):
     backbone = albert_keras.AlbertBackbone(**tiny_config)
     pretrainer = albert_keras.AlbertPretrainer(backbone, sentence_objective="sop")
     pretrainer.compile()
-    dataset = read(pattern, 4, dynamic_masking=True, vocabulary_size=VOCAB, seed=0)
+    dataset = read(pattern, 4, dynamic_masking=MaskingSettings(vocabulary_size=VOCAB), seed=0)
     history = pretrainer.fit(dataset, steps_per_epoch=2, epochs=1, verbose=0)
     assert np.isfinite(history.history["loss"]).all()
 
@@ -226,7 +236,7 @@ def test_start_step_batches_are_a_function_of_seed_and_step(records):
 
 def test_start_step_dynamic_masks_are_fixed_by_seed_and_step(records):
     pattern, _ = records
-    kwargs = {"seed": 3, "dynamic_masking": True, "vocabulary_size": VOCAB}
+    kwargs = {"seed": 3, "dynamic_masking": MaskingSettings(vocabulary_size=VOCAB)}
     stream = collect(read(pattern, start_step=0, **kwargs), 26)
     resumed = collect(read(pattern, start_step=24, **kwargs), 2)
     for name, values in resumed.items():
