@@ -38,12 +38,13 @@ EXPORTED_NAMES = {
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Adds the `convert` flags to `parser`."""
     parser.description = "Import a checkpoint as an AlbertPretrainer (.keras) and/or export it."
-    # --from pairs with --to; --source (its old name) still works: in the other commands
-    # --source names where data comes from, not a checkpoint format.
-    parser.add_argument(
-        "--from", "--source", dest="source", required=True, choices=SOURCES,
-        help="the input's format",
-    )  # fmt: skip
+    # --from pairs with --to; --source (its old name) still works, hidden: in the other
+    # commands --source names where data comes from, not a checkpoint format.
+    formats = parser.add_mutually_exclusive_group(required=True)
+    formats.add_argument(
+        "--from", dest="source", choices=SOURCES, help="the input's format (required)"
+    )
+    formats.add_argument("--source", dest="source", choices=SOURCES, help=argparse.SUPPRESS)
     parser.add_argument(
         "path", help="folder, checkpoint prefix, file, or .tar.gz of a folder to convert"
     )

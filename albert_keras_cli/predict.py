@@ -13,12 +13,14 @@ With `--task` it prints GLUE's metrics on the task's dev split(s) (and writes th
 "probabilities": [...]}`, or `{"score": ...}` for STS-B), to `--output` or stdout. The model
 reads text through the preprocessor saved in it (as `finetune-glue` saves it): the same ids it
 was trained on and that its exported SavedModel serves. A classifier saved without one (before
-`finetune-glue` saved it) needs `--spm_model` (and `--sequence_length`, its fine-tuning length).
+`finetune-glue` saved it) needs `--spm_model` (and `--max_seq_length`, its fine-tuning length).
 
 A question answerer (`finetune-squad`'s `model.keras`) reads a SQuAD JSON file (its official
 EM/F1 are printed when it has answers, for 2.0 at the no-answer threshold that maximizes F1 on
 it, unless `--null_threshold` is given; `--output` gets the official `predictions.json`) or JSON
 lines `{"question": ..., "context": ...}` (one `{"answer": ..., "null_odds": ...}` line each).
+Its contexts are cut into windows with the `doc_stride` and `max_query_length` it was fine-tuned
+with (saved in it); `--doc_stride` / `--max_query_length` override them.
 An `--spm_model` given with a model that carries its vocabulary must be that vocabulary (the
 same sha256), else it is refused.
 """
@@ -75,20 +77,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "model that carries its vocabulary refuses any other (sha256 compared)",
     )
     parser.add_argument(
-        "--sequence_length",
+        "--max_seq_length",
         type=int,
         help="with --spm_model: the length it was fine-tuned at; none: the model's "
         "max_sequence_length",
     )
-    # Question answering (a finetune-squad model); the official defaults.
+    parser.add_argument(  # the old name, hidden
+        "--sequence_length", dest="max_seq_length", type=int, help=argparse.SUPPRESS
+    )
+    # Question answering (a finetune-squad model): the window settings default to the model's
+    # own, saved from its fine-tuning, so contexts are cut as in training.
     parser.add_argument(
         "--doc_stride",
         type=int,
-        default=128,
-        help="question answering: pieces between two windows of a context",
+        help="question answering: pieces between two windows of a context; none: the model's "
+        "own (its fine-tuning's; 128 for a model saved without one); a value overrides it",
     )
     parser.add_argument(
-        "--max_query_length", type=int, default=64, help="question answering: question pieces kept"
+        "--max_query_length",
+        type=int,
+        help="question answering: question pieces kept; none: the model's own (its "
+        "fine-tuning's; 64 for a model saved without one); a value overrides it",
     )
     parser.add_argument(
         "--max_answer_length",
@@ -113,19 +122,17 @@ def check_arguments(args: argparse.Namespace) -> None:
     if not os.path.isfile(args.model):
         raise FileNotFoundError(f"--model {args.model}: no such file")
     for flag in ("batch_size", "doc_stride", "max_query_length", "max_answer_length"):
-        if getattr(args, flag) <= 0:
+        if getattr(args, flag) is not None and getattr(args, flag) <= 0:
             raise ValueError(f"--{flag} must be positive, got {getattr(args, flag)}")
     if args.spm_model is not None:
         if os.path.isdir(args.spm_model):
             raise ValueError(f"--spm_model {args.spm_model} is a folder: give the .model file")
         if not os.path.isfile(args.spm_model):
             raise FileNotFoundError(f"--spm_model {args.spm_model}: no such file")
-    elif args.sequence_length is not None:
-        raise ValueError("--sequence_length needs --spm_model (a saved preprocessor has its own)")
-    if args.sequence_length is not None and args.sequence_length < 3:
-        raise ValueError(
-            f"--sequence_length {args.sequence_length} leaves no room for [CLS] a [SEP]"
-        )
+    elif args.max_seq_length is not None:
+        raise ValueError("--max_seq_length needs --spm_model (a saved preprocessor has its own)")
+    if args.max_seq_length is not None and args.max_seq_length < 3:
+        raise ValueError(f"--max_seq_length {args.max_seq_length} leaves no room for [CLS] a [SEP]")
     if args.task is not None:
         if args.input is not None or args.pairs:
             raise ValueError("--task scores a GLUE dev file: it takes --glue_dir, not --input")
@@ -225,10 +232,10 @@ def _check_vocabulary(model, args: argparse.Namespace) -> None:
         return
     if getattr(model, "preprocessor", None) is not None:
         check_model_vocabulary(model, args.model, args.spm_model)
-        if args.sequence_length is not None:
+        if args.max_seq_length is not None:
             raise ValueError(
-                f"--sequence_length: {args.model} carries its own sequence length "
-                f"({model.preprocessor.sequence_length}): drop --sequence_length"
+                f"--max_seq_length: {args.model} carries its own sequence length "
+                f"({model.preprocessor.sequence_length}): drop --max_seq_length"
             )
         return
     note = check_model_vocabulary(model, args.model, args.spm_model)  # None: the run's matched
@@ -244,6 +251,6 @@ def _attach_preprocessor(model, args: argparse.Namespace) -> None:
     backbone = getattr(model, "backbone", None)
     if backbone is None:
         raise ValueError(f"{args.model}: {type(model).__name__} is not an AlbertClassifier")
-    length = args.sequence_length or backbone.max_sequence_length
+    length = args.max_seq_length or backbone.max_sequence_length
     tokenizer = AlbertTokenizer(args.spm_model, lowercase=True)  # as GlueEncoder's default
     model.preprocessor = AlbertPreprocessor(tokenizer, length)

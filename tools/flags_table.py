@@ -39,6 +39,18 @@ class _RecordingParser(argparse.ArgumentParser):
             self.recorded.append(action)
         return action
 
+    def add_mutually_exclusive_group(self, **kwargs):
+        group = super().add_mutually_exclusive_group(**kwargs)
+        add = group.add_argument
+
+        def add_and_record(*args, **kwargs):  # a group's flags are the command's flags too
+            action = add(*args, **kwargs)
+            self.recorded.append(action)
+            return action
+
+        group.add_argument = add_and_record
+        return group
+
 
 def _commands() -> dict[str, _RecordingParser]:
     """Each command's name (as a user types it) -> its parser, with its recorded actions."""
@@ -66,6 +78,8 @@ def _flags(parser: _RecordingParser) -> list[tuple[str, str, str]]:
     """(flag, default, help) of each option and positional, in the order `--help` shows."""
     rows = []
     for action in parser.recorded:
+        if action.help == argparse.SUPPRESS:  # an old spelling kept working, hidden from --help
+            continue
         name = ", ".join(action.option_strings) or action.dest.upper()
         default = action.default
         if action.required or not action.option_strings:

@@ -1,5 +1,7 @@
-"""Serving: a fine-tuned classifier as a TensorFlow SavedModel over raw strings."""
+"""Serving: a fine-tuned classifier or question answerer as a TensorFlow SavedModel over raw
+strings."""
 
 from albert_keras.serving.export_saved_model import export_saved_model
+from albert_keras.serving.question_answering_export import export_question_answerer
 
-__all__ = ["export_saved_model"]
+__all__ = ["export_question_answerer", "export_saved_model"]

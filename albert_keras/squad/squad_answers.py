@@ -38,7 +38,7 @@ def check_question_answerer(model, source: str = "the model") -> None:
     if getattr(model, "preprocessor", None) is None:
         raise ValueError(
             f"{source}: saved without a preprocessor (made before finetune-squad saved one?), "
-            "so it cannot read text: give --spm_model (and --sequence_length), or fine-tune again"
+            "so it cannot read text: give --spm_model (and --max_seq_length), or fine-tune again"
         )
 
 
@@ -47,8 +47,8 @@ def answer_questions(
     questions: list[str],
     contexts: list[str],
     *,
-    doc_stride: int = 128,
-    max_query_length: int = 64,
+    doc_stride: int | None = None,
+    max_query_length: int | None = None,
     batch_size: int = 32,
     n_best_size: int = 20,
     max_answer_length: int = 30,
@@ -60,8 +60,9 @@ def answer_questions(
         model: `AlbertQuestionAnswerer` with a preprocessor (as `finetune-squad` saves it).
         questions: list of str.
         contexts: list of str, one per question.
-        doc_stride: int. Pieces between two windows of a long context (official 128).
-        max_query_length: int. Question pieces kept (official 64).
+        doc_stride: int or None. Pieces between two windows of a long context; None: the
+            model's own (`model.doc_stride`, the fine-tuning's; official 128).
+        max_query_length: int or None. Question pieces kept; None: the model's own (64).
         batch_size: int.
         n_best_size: int. Candidates per window side (official 20).
         max_answer_length: int. Longest answer in pieces (official 30).
@@ -103,8 +104,8 @@ def score_squad_examples(
     model,
     examples: SquadExamples,
     *,
-    doc_stride: int = 128,
-    max_query_length: int = 64,
+    doc_stride: int | None = None,
+    max_query_length: int | None = None,
     batch_size: int = 32,
     n_best_size: int = 20,
     max_answer_length: int = 30,
@@ -163,14 +164,15 @@ def score_squad_examples(
 def predict_examples(
     model, examples, batch_size, n_best_size, max_answer_length, **settings
 ) -> SquadPredictions:
-    """The answerer's `SquadPredictions` on `examples`, read through its own preprocessor."""
+    """The answerer's `SquadPredictions` on `examples`, read through its own preprocessor,
+    windows cut by `window_settings(model, **settings)`."""
     check_question_answerer(model)
     preprocessor = model.preprocessor
     features = make_squad_features(
         examples,
         preprocessor.tokenizer,
         max_seq_length=preprocessor.sequence_length,
-        **settings,
+        **window_settings(model, **settings),
     )
     if not len(features):
         outputs = {"start_logits": np.zeros((0, preprocessor.sequence_length))}
@@ -179,6 +181,30 @@ def predict_examples(
     return squad_predictions(
         features, outputs, n_best_size=n_best_size, max_answer_length=max_answer_length
     )
+
+
+def window_settings(
+    model, doc_stride: int | None = None, max_query_length: int | None = None
+) -> dict:
+    """`doc_stride` and `max_query_length` as given, else the answerer's own (saved from its
+    fine-tuning; 128 and 64 for a model saved before it carried them).
+
+    Args:
+        model: `AlbertQuestionAnswerer`.
+        doc_stride: int or None.
+        max_query_length: int or None.
+
+    Example:
+    >>> from types import SimpleNamespace
+    >>> window_settings(SimpleNamespace(doc_stride=64, max_query_length=32), max_query_length=8)
+    {'doc_stride': 64, 'max_query_length': 8}
+    """
+    return {
+        "doc_stride": getattr(model, "doc_stride", 128) if doc_stride is None else doc_stride,
+        "max_query_length": (
+            getattr(model, "max_query_length", 64) if max_query_length is None else max_query_length
+        ),
+    }
 
 
 def dev_null_threshold(dataset, result: SquadPredictions) -> float:

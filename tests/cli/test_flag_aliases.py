@@ -22,7 +22,7 @@ def test_convert_takes_from_and_still_source(capsys):
     assert capsys.readouterr() == ("", "")
     with pytest.raises(SystemExit):
         _convert_args("--from", "pytorch")
-    assert "argument --from/--source: invalid choice: 'pytorch'" in capsys.readouterr().err
+    assert "argument --from: invalid choice: 'pytorch'" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(

@@ -107,7 +107,7 @@ def test_flag_errors_are_one_line_before_tensorflow(finetuned, tmp_path):
                                 "--overwrite"],
         "--batch_size must be positive, got 0": [*model, "--batch_size", "0"],
         "--doc_stride must be positive, got 0": [*model, "--doc_stride", "0"],
-        "--sequence_length needs --spm_model": [*model, "--sequence_length", "16"],
+        "--max_seq_length needs --spm_model": [*model, "--max_seq_length", "16"],
         "--spm_model nowhere.model: no such file": [*model, "--spm_model", "nowhere.model"],
     }  # fmt: skip
     for message, argv in cases.items():

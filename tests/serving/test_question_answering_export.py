@@ -1,0 +1,132 @@
+"""`albert-keras export` of a question answerer (issue #30): the SavedModel's
+`serving_default(question, context)` gives `answer_questions`' answers and no-answer scores on
+contexts that fit one window, for both heads; its text path equals SQuAD's Python one (the same
+pieces and original characters) on every shared SQuAD dev text."""
+
+import json
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+import tensorflow_text as tf_text
+from release_tarball import train_tiny_sentencepiece
+
+from albert_keras.models import AlbertBackbone, AlbertQuestionAnswerer
+from albert_keras.preprocessing import AlbertPreprocessor, AlbertTokenizer
+from albert_keras.serving.question_answering_export import OUTPUTS, export_question_answerer
+from albert_keras.serving.squad_text_graph import encode_with_offsets, piece_tables
+from albert_keras.squad import answer_questions
+from albert_keras.squad.context_pieces import encode_contexts
+from albert_keras_cli.export import LOAD_LINE
+from albert_keras_cli.main import main
+
+# Digits before commas (the official digit-comma split), accents, LaTeX quotes, runs of
+# Unicode whitespace, a capital for the lower-casing: what the text path maps back to characters.
+VOCABULARY_TEXT = " . ".join(
+    [
+        "in 1990, the cat sat on the mat",
+        "by 2001, a dog ran to the park",
+        "the café was open in 1990, 1991, and 2001",
+        "he said ``hello'' to the cat",
+    ]
+    * 20
+)
+QUESTIONS = ["who sat?", "Where did the DOG run?", "when?", "what ``was'' open?", "why?", "x"]
+CONTEXTS = [
+    "In 1990, the cat sat on the mat.",
+    "  By 2001,\u00a0a  dog ran\tto the PARK ",
+    "The Café was open in 1990, 1991, and 2001.",
+    "He said ``hello'' to the naïve cat.",
+    "",
+    "cat",
+]
+
+
+@pytest.fixture(scope="module")
+def vocabulary(tmp_path_factory):
+    return train_tiny_sentencepiece(
+        tmp_path_factory.mktemp("qa_spm") / "qa", text=VOCABULARY_TEXT, vocab_size=80
+    )
+
+
+def _answerer(vocabulary, head):
+    tokenizer = AlbertTokenizer(str(vocabulary))
+    keras.utils.set_random_seed(7)
+    backbone = AlbertBackbone(
+        vocabulary_size=tokenizer.vocabulary_size(), num_layers=1, num_heads=2,
+        embedding_dim=8, hidden_dim=16, intermediate_dim=32, max_sequence_length=40,
+    )  # fmt: skip
+    return AlbertQuestionAnswerer(
+        backbone,
+        head=head,
+        preprocessor=AlbertPreprocessor(tokenizer, sequence_length=40),
+        max_query_length=8,
+        doc_stride=8,
+    )
+
+
+def _served(folder):
+    # (tensorflow_text, imported above, registers the SentencePiece ops the graph holds)
+    return tf.saved_model.load(str(folder)).signatures["serving_default"]
+
+
+@pytest.mark.parametrize("head", ["simple", "v2"])
+def test_exported_answers_are_answer_questions_answers(vocabulary, tmp_path, head):
+    answerer = _answerer(vocabulary, head)
+    expected = answer_questions(answerer, QUESTIONS, CONTEXTS)
+    assert export_question_answerer(answerer, tmp_path / "served") == {"serving_default": OUTPUTS}
+    outputs = _served(tmp_path / "served")(
+        question=tf.constant(QUESTIONS), context=tf.constant(CONTEXTS)
+    )
+    answers = [text.decode("utf-8") for text in outputs["answer"].numpy()]
+    assert answers == [row["answer"] for row in expected]
+    assert answers[4] == ("empty" if head == "simple" else "")  # no context: the nonce answer
+    np.testing.assert_allclose(
+        outputs["null_odds"].numpy(), [row["null_odds"] for row in expected], rtol=1e-5, atol=1e-5
+    )
+    starts, ends = outputs["start_char"].numpy(), outputs["end_char"].numpy()
+    found = [context[a:b] for context, a, b in zip(CONTEXTS, starts, ends)]
+    assert found[:4] == answers[:4] and any(answers[:4])
+
+
+def test_the_command_exports_a_question_answerer_and_says_how_to_load_it(
+    vocabulary, tmp_path, capsys
+):
+    answerer = _answerer(vocabulary, "simple")
+    answerer.save(tmp_path / "qa.keras")
+    argv = ["export", "--model", str(tmp_path / "qa.keras"), "--output_dir", str(tmp_path / "s")]
+    assert main(argv) == 0
+    printed = capsys.readouterr().out.splitlines()
+    assert printed == [
+        f"wrote {tmp_path / 's'}",
+        f"  signature serving_default: {', '.join(OUTPUTS)}",
+        f"  {LOAD_LINE}",
+    ]
+    loaded = keras.saving.load_model(tmp_path / "qa.keras")
+    outputs = _served(tmp_path / "s")(question=tf.constant(QUESTIONS[:1]), context=tf.constant(CONTEXTS[:1]))  # fmt: skip
+    expected = answer_questions(loaded, QUESTIONS[:1], CONTEXTS[:1])
+    assert outputs["answer"].numpy()[0].decode("utf-8") == expected[0]["answer"]
+
+
+def test_the_graph_text_path_equals_squads(shared_data):
+    tokenizer = AlbertTokenizer(str(shared_data / "vocab/30k-clean.reconstructed.model"))
+    data = json.loads((shared_data / "squad/squad-v2.0-dev-part.json").read_text())
+    paragraphs = [p for article in data["data"] for p in article["paragraphs"]]
+    texts = [p["context"] for p in paragraphs] + [q["question"] for p in paragraphs for q in p["qas"]]  # fmt: skip
+    texts += ["  Born in 1990, Zoë  ``said''  hi ", "ΣΑΣ ΣΟΦΟΣ. İstanbul ``` '''x", "", " \u3000 ",
+              "In 12,000 years, ab1990,cd", "ﬁne ¨x a\0B"]  # fmt: skip
+    sentencepiece = tf_text.SentencepieceTokenizer(model=tokenizer.proto)
+    encode = tf.function(
+        lambda t: encode_with_offsets(t, sentencepiece, piece_tables(tokenizer), True)
+    )
+    ids, starts, ends, _ = encode(tf.constant(texts))
+    expected = encode_contexts(tokenizer, texts)
+    got = list(zip(ids.to_list(), starts.to_list(), ends.to_list()))
+    mismatched = [
+        text[:40]
+        for text, (i, s, e), ref in zip(texts, got, expected)
+        if (i, s, e) != (ref.ids.tolist(), ref.char_starts.tolist(), ref.char_ends.tolist())
+    ]
+    assert (len(texts), mismatched) == (len(texts), [])
+    assert len(texts) > 1000
