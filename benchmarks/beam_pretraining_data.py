@@ -1,20 +1,25 @@
-"""The pretraining-data writer on Apache Beam's local runner beside the local writer.
+"""The pretraining-data writer on Apache Beam's DirectRunner beside the local writer, at two
+corpus sizes, so that the runner's fixed start-up cost and its cost per MB are told apart.
 
-    /path/to/venv-with-beam/bin/python benchmarks/beam_pretraining_data.py \\
-        [--input 'corpus/*.txt'] [--num_workers 1,2] [--max_seq_length 512] [--dupe_factor 4]
+    PYTHONPATH=$PWD .venv/bin/python benchmarks/beam_pretraining_data.py \\
+        [--megabytes 1,8] [--tiny] [--max_seq_length 512] [--dupe_factor 4] [--num_shards 4]
 
-Runs `python -m pipelines.pretraining_data` on the same input and settings four ways, each in a
-fresh process: the local writer (`--num_workers N`) and the Beam pipeline on the DirectRunner
-(`--runner DirectRunner --direct_num_workers N --direct_running_mode multi_processing`), for
-each N. Prints examples/s by the clock (whole process, interpreter start-up included), CPU
-seconds of the process tree (`RUSAGE_CHILDREN`: the runner's worker processes too), examples per
-CPU-second (the per-core rate a Dataflow estimate scales from), and peak RSS summed over the
-process tree. It checks that every run wrote the same shards (sha256). The machine is shared:
-compare the ratios of one run, not absolute figures across runs.
+Each corpus is cut from the books (`../shared/data/corpus/gutenberg`, concatenated in name
+order, repeated if more text is asked for than they hold) into files of about 1 MB, ended at a
+paragraph, in a temporary folder. On each corpus it runs `python -m pipelines.pretraining_data`
+in a fresh process: the local writer with 1 and 2 workers, and the Beam pipeline on the
+DirectRunner with 2 workers (`--direct_running_mode multi_processing`). For each run: examples,
+CPU-seconds of the whole process tree (`RUSAGE_CHILDREN`: Beam's worker processes too;
+interpreter start-up included), peak RSS summed over the tree, and wall seconds (meaningless on
+a loaded machine). It checks that every run on a corpus wrote the same shards (sha256).
+
+From the two sizes: the extra CPU-seconds from the small corpus to the large one (the cost of
+the work itself), the fixed start-up cost (the CPU-seconds extrapolated to an empty corpus:
+interpreter, imports, the runner's workers), and the ratio of Beam's extra CPU-seconds to the
+local writer's (2 workers; the goal of issue #34 is <= 1/0.6 = 1.67).
 """
 
 import argparse
-import glob
 import hashlib
 import json
 import os
@@ -27,19 +32,53 @@ import time
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data"
+FILE_BYTES = 1_000_000
+GOAL = 1 / 0.6
+
+RUNS = {
+    "local writer, 1 worker": ["--num_workers", "1"],
+    "local writer, 2 workers": ["--num_workers", "2"],
+    "Beam DirectRunner, 2 workers": [
+        "--runner", "DirectRunner", "--direct_num_workers=2",
+        "--direct_running_mode=multi_processing",
+    ],
+}  # fmt: skip
+LOCAL, BEAM = "local writer, 2 workers", "Beam DirectRunner, 2 workers"
+
+
+def make_corpus(folder: pathlib.Path, megabytes: float, books: list[pathlib.Path]) -> str:
+    """Writes about `megabytes` MB of the books into `folder` as ~1 MB files; returns a glob."""
+    texts = [book.read_bytes().decode("utf-8-sig", errors="replace") for book in books]
+    text = "\n\n".join(texts).replace("\r\n", "\n").encode()  # the books end lines with CRLF
+    wanted = int(megabytes * 1e6)
+    folder.mkdir(parents=True)
+    written, number, position = 0, 0, 0
+    while written < wanted:
+        size = min(FILE_BYTES, wanted - written)
+        if position + size >= len(text):  # out of books: start them again
+            chunk, position = text[position:], 0
+        else:
+            end = text.find(b"\n\n", position + size)  # end at a paragraph
+            end = len(text) if end < 0 else end
+            chunk, position = text[position:end], end + 2
+        (folder / f"part-{number:04d}.txt").write_bytes(chunk + b"\n")
+        written += len(chunk) + 1
+        number += 1
+    return str(folder / "part-*.txt")
 
 
 def run(arguments: list[str]) -> dict:
     """Runs the writer command in a fresh process; returns its figures and its shards' hashes."""
     import psutil
 
-    with tempfile.TemporaryDirectory() as output_dir:
+    with tempfile.TemporaryDirectory() as folder:
+        output_dir = os.path.join(folder, "records")
         command = [sys.executable, "-m", "pipelines.pretraining_data", *arguments]
         command += ["--output_dir", output_dir, "--quiet"]
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         started = time.perf_counter()
         # Output to a file, not a pipe: Beam's workers log a lot, and a full pipe blocks them.
-        log = open(pathlib.Path(output_dir) / "log.txt", "w+b")  # noqa: SIM115
+        log = open(pathlib.Path(folder) / "log.txt", "w+b")  # noqa: SIM115
         process = subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
         parent, peak = psutil.Process(process.pid), 0
         while process.poll() is None:
@@ -48,7 +87,7 @@ def run(arguments: list[str]) -> dict:
                 peak = max(peak, sum(p.memory_info().rss for p in tree))
             except psutil.Error:
                 pass
-            time.sleep(0.05)
+            time.sleep(0.02)
         wall = time.perf_counter() - started
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         log.seek(0)
@@ -74,45 +113,64 @@ def run(arguments: list[str]) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--input", default=str(DATA / "corpus/gutenberg/[0-9]*.txt"))
+    parser.add_argument("--megabytes", default="1,8", help="The two corpus sizes, in MB.")
+    parser.add_argument("--tiny", action="store_true", help="Corpora of 0.25 and 1 MB, dupe 1.")
     parser.add_argument("--spm_model", default=str(DATA / "vocab/30k-clean.reconstructed.model"))
-    parser.add_argument("--num_workers", default="1,2", help="Comma-separated worker counts.")
     parser.add_argument("--max_seq_length", type=int, default=512)
     parser.add_argument("--dupe_factor", type=int, default=4)
     parser.add_argument("--num_shards", type=int, default=4)
     args = parser.parse_args()
+    if args.tiny:
+        args.megabytes, args.dupe_factor = "0.25,1", 1
+    small, large = sorted(float(m) for m in args.megabytes.split(","))
+    books = sorted((DATA / "corpus" / "gutenberg").glob("[0-9]*.txt"))
+    if not books or small >= large:
+        raise SystemExit(f"need the books under {DATA} and two different sizes ({args.megabytes})")
     common = [
-        "--input", args.input, "--spm_model", args.spm_model,
-        "--max_seq_length", str(args.max_seq_length), "--dupe_factor", str(args.dupe_factor),
-        "--num_shards", str(args.num_shards),
+        "--spm_model", args.spm_model, "--max_seq_length", str(args.max_seq_length),
+        "--dupe_factor", str(args.dupe_factor), "--num_shards", str(args.num_shards),
     ]  # fmt: skip
-    megabytes = sum(os.path.getsize(p) for p in glob.glob(args.input))
+    print(" ".join([os.path.relpath(sys.executable, ROOT), *sys.argv]))
+    print(
+        f"max_seq_length {args.max_seq_length}, dupe_factor {args.dupe_factor}, "
+        f"{args.num_shards} shards, {os.cpu_count()} cores"
+    )
     rows = {}
-    for n in sorted({int(n) for n in args.num_workers.split(",")}):
-        rows[f"local writer, {n} worker(s)"] = run([*common, "--num_workers", str(n)])
-        rows[f"Beam DirectRunner, {n} worker(s)"] = run(
-            [
-                *common, "--runner", "DirectRunner", f"--direct_num_workers={n}",
-                "--direct_running_mode=multi_processing",
-            ]
-        )  # fmt: skip
+    with tempfile.TemporaryDirectory() as folder:
+        for megabytes in (small, large):
+            pattern = make_corpus(pathlib.Path(folder) / f"{megabytes}MB", megabytes, books)
+            for name, arguments in RUNS.items():
+                rows[megabytes, name] = run([*common, "--input", pattern, *arguments])
+    _print_table(rows, small, large)
+
+
+def _print_table(rows: dict, small: float, large: float) -> None:
     print(
-        f"input: {args.input} ({megabytes / 1e6:.1f} MB), max_seq_length {args.max_seq_length}, "
-        f"dupe_factor {args.dupe_factor}, {args.num_shards} shards, {os.cpu_count()} cores, "
-        f"load average at the end {os.getloadavg()[0]:.1f}"
+        f"{'':30}{'MB':>5}{'examples':>9}{'CPU s':>8}{'peak RSS MB':>12}{'wall s':>8}"
+        f"{'examples/CPU-s':>15}"
     )
-    print(
-        f"{'':34}{'examples':>9}{'wall s':>8}{'CPU s':>8}{'examples/s':>11}"
-        f"{'examples/CPU-s':>15}{'peak RSS MB':>12}"
-    )
-    for name, row in rows.items():
+    for (megabytes, name), row in rows.items():
         print(
-            f"{name:34}{row['examples']:9,}{row['wall']:8.1f}{row['cpu']:8.1f}"
-            f"{row['examples'] / row['wall']:11,.0f}{row['examples'] / row['cpu']:15,.0f}"
-            f"{row['rss_mb']:12,.0f}"
+            f"{name:30}{megabytes:5g}{row['examples']:9,}{row['cpu']:8.2f}{row['rss_mb']:12,.0f}"
+            f"{row['wall']:8.1f}{row['examples'] / row['cpu']:15,.0f}"
         )
-    hashes = {json.dumps(row["hashes"], sort_keys=True) for row in rows.values()}
-    print(f"identical shards in every run: {len(hashes) == 1}")
+    print(f"\nfrom {small:g} MB to {large:g} MB:")
+    print(f"{'':30}{'extra CPU s':>12}{'CPU s/MB':>9}{'fixed start-up CPU s':>21}")
+    extra = {}
+    for name in RUNS:
+        extra[name] = rows[large, name]["cpu"] - rows[small, name]["cpu"]
+        per_mb = extra[name] / (large - small)
+        fixed = rows[small, name]["cpu"] - per_mb * small
+        print(f"{name:30}{extra[name]:12.2f}{per_mb:9.3f}{fixed:21.2f}")
+    for megabytes in (small, large):
+        hashes = {json.dumps(rows[megabytes, n]["hashes"], sort_keys=True) for n in RUNS}
+        print(f"identical shards in every run at {megabytes:g} MB: {len(hashes) == 1}")
+    ratio = extra[BEAM] / extra[LOCAL]
+    print(
+        f"Beam's extra CPU-seconds / the local writer's (2 workers): {ratio:.2f} "
+        f"(goal <= {GOAL:.2f}); Beam's peak RSS {rows[large, BEAM]['rss_mb']:,.0f} MB "
+        f"(goal <= 400)"
+    )
 
 
 if __name__ == "__main__":

@@ -1,6 +1,14 @@
 """The data writer's Beam pipeline: its steps as transforms (`pipelines.beam_writer` describes
 them and runs them). Each step is one of the local writer's functions, so the shards are the
 same bytes.
+
+Where the time goes on a runner, and why the pipeline is cut this way (`docs/beam.md` has the
+figures): text crosses the one shuffle, records never do. A group's records are 7 (dupe 1) to
+280 (dupe 40) times its text, so a shard's groups are gathered as text and made and written
+by the worker that holds them, as the local writer's workers own their shards; each element
+is a group's piece of one file (not a document, not a record). SentencePiece is loaded once
+per worker process (`shared_encoder`), not once per DoFn instance, and the transforms are
+few, since each adds a fixed cost to the driver and to every worker.
 """
 
 from __future__ import annotations
@@ -9,13 +17,14 @@ import json
 import os
 import shutil
 import tempfile
+import threading
 import time
 from collections.abc import Iterable
 
 import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
+from apache_beam.metrics.metric import Metrics, MetricsFilter
 from apache_beam.options.pipeline_options import PipelineOptions
-from apache_beam.transforms.window import GlobalWindows
 
 from pipelines import filesystems, shard_worker
 from pipelines.document_groups import GroupCutter, document_chars, file_start_states
@@ -30,6 +39,13 @@ from pipelines.writer_settings import summarize
 # Groups are made together until they hold this many characters times dupe rounds, as the local
 # writer's workers do (`shard_worker`): fewer, larger NumPy calls; the bytes are the same.
 _COMBINE_CHARS = 1 << 21
+_METRICS = "albert_keras.pretraining_data"
+
+# This process's SentencePiece encoders by (model sha256, lower_case): Beam makes a DoFn
+# instance per bundle processor (per stage, per thread, again after a failure), and each would
+# load the model and build its piece tables.
+_ENCODERS: dict[tuple[str, bool | None], SentencePieceEncoder] = {}
+_ENCODERS_LOCK = threading.Lock()
 
 
 def run_writer_pipeline(
@@ -42,8 +58,8 @@ def run_writer_pipeline(
     *,
     started: float,
     keep_freed_memory: bool,
-) -> dict:
-    """Runs the writer's pipeline; returns the `stats.json` it wrote.
+) -> tuple[dict, dict]:
+    """Runs the writer's pipeline; returns the `stats.json` it wrote and the workers' counters.
 
     Args:
         options: the Beam pipeline options (runner included).
@@ -54,73 +70,62 @@ def run_writer_pipeline(
         model_bytes: bytes. The SentencePiece model (workers get its bytes, not a path).
         started: float. `time.time()` when the run began (`stats.json`'s `seconds`).
         keep_freed_memory: bool. As `write_pretraining_data_beam`.
+
+    Returns:
+        `(summary, counters)`: `counters` maps each of the workers' counters (`read_cpu_ms`,
+        `make_cpu_ms`, `write_cpu_ms`, `sentencepiece_loads`) to its total over the workers.
     """
-    num_shards = recorded["num_shards"]
-    with beam.Pipeline(options=options) as pipeline:
-        read_stats, file_list, groups = _read_groups(pipeline, patterns, recorded)
-        records = groups | "Make" >> beam.ParDo(
-            _MakeRecords(config, model_bytes, recorded["lower_case"], num_shards, keep_freed_memory)
+    pipeline = beam.Pipeline(options=options)
+    measured, pieces = _read_pieces(pipeline, patterns, recorded)
+    shards = pipeline | "Shards" >> beam.Create([(s, None) for s in range(recorded["num_shards"])])
+    maker = _MakeShard(config, model_bytes, recorded, output_dir, keep_freed_memory)
+    _ = (
+        (pieces, shards)
+        | "With empty shards" >> beam.Flatten()
+        | "Gather shards" >> beam.GroupByKey()
+        | "Make and write" >> beam.ParDo(maker)
+        | "Merge made stats" >> beam.CombineGlobally(_merge_made_stats)
+        | "Stats"
+        >> beam.Map(
+            _write_stats,
+            beam.pvalue.AsSingleton(measured),
+            recorded=recorded,
+            output_dir=output_dir,
+            started=started,
         )
-        every_shard = pipeline | "Shards" >> beam.Create([(s, None) for s in range(num_shards)])
-        made = (
-            (records, every_shard)
-            | "With empty shards" >> beam.Flatten()
-            | "Gather shards" >> beam.GroupByKey()
-            | "Write" >> beam.ParDo(_WriteShard(output_dir, num_shards))
-            | "Merge made stats" >> beam.CombineGlobally(_merge_made_stats)
-        )
-        _ = (
-            pipeline
-            | "Once" >> beam.Create([None])
-            | "Stats"
-            >> beam.Map(
-                _write_stats,
-                beam.pvalue.AsSingleton(read_stats),
-                beam.pvalue.AsSingleton(made),
-                beam.pvalue.AsSingleton(file_list),
-                recorded=recorded,
-                output_dir=output_dir,
-                started=started,
-            )
-        )
-    return json.loads(filesystems.read_bytes(FileSystems.join(output_dir, "stats.json")))
+    )
+    result = pipeline.run()
+    result.wait_until_finish()
+    counters = {
+        c.key.metric.name: c.committed
+        for c in result.metrics().query(MetricsFilter().with_namespace(_METRICS))["counters"]
+    }
+    summary = json.loads(filesystems.read_bytes(FileSystems.join(output_dir, "stats.json")))
+    return summary, counters
 
 
-def _read_groups(pipeline, patterns: list[str], recorded: dict):
-    """Steps 1-4: the input's read statistics, its file list, and its groups of documents
-    `(group index, [documents])`, each gathered from the files it spans."""
+def _read_pieces(pipeline, patterns: list[str], recorded: dict):
+    """Steps 1-4: every file's measure `[(path, [document sizes], ReadStats dict)]` (one
+    element), and the input's pieces `(shard, (group index, path, [documents]))`: the
+    documents of one group in one file."""
     group_chars = recorded["group_chars"]
     read_file = (recorded["input_format"], recorded["paragraphs_per_document"])
-    files = (
+    measured = (
         pipeline
         | "Patterns" >> beam.Create(patterns)
         | "Match" >> beam.FlatMap(list_input_files)
-        | "Distinct files" >> beam.Distinct()
-    )
-    measured = (
-        files
-        | "Spread files" >> beam.Reshuffle()
+        | "Distinct files" >> beam.Distinct()  # a shuffle: the files are spread over workers
         | "Measure" >> beam.ParDo(_MeasureFile(*read_file))
+        | "All files" >> beam.combiners.ToList()
     )
-    read_stats = (
+    pieces = (
         measured
-        | "Read stats" >> beam.Map(lambda m: m[2])
-        | "Merge read stats" >> beam.CombineGlobally(_merge_read_stats)
-    )
-    file_list = (
-        measured | "Paths" >> beam.Map(lambda m: m[0]) | "All paths" >> beam.combiners.ToList()
-    )
-    groups = (
-        measured
-        | "Sizes" >> beam.Map(lambda m: (m[0], m[1]))
-        | "All sizes" >> beam.combiners.ToList()
-        | "Number" >> beam.FlatMap(file_start_states, group_chars)
+        | "Number"
+        >> beam.FlatMap(lambda files: file_start_states([f[:2] for f in files], group_chars))
         | "Spread numbered files" >> beam.Reshuffle()
-        | "Read" >> beam.ParDo(_ReadDocuments(*read_file, group_chars))
-        | "Gather groups" >> beam.GroupByKey()
-        | "Order documents" >> beam.Map(_ordered_group)
+        | "Read" >> beam.ParDo(_ReadPieces(*read_file, group_chars, recorded["num_shards"]))
     )
-    return read_stats, file_list, groups
+    return measured, pieces
 
 
 def encoder_from_bytes(model_bytes: bytes, lower_case: bool | None) -> SentencePieceEncoder:
@@ -140,15 +145,47 @@ def encoder_from_bytes(model_bytes: bytes, lower_case: bool | None) -> SentenceP
         shutil.rmtree(folder, ignore_errors=True)
 
 
+def shared_encoder(
+    model_bytes: bytes, lower_case: bool | None, model_sha256: str
+) -> tuple[SentencePieceEncoder, bool]:
+    """This process's encoder of a model: loaded by the first caller, shared by every later one
+    (DoFn instances and threads alike; SentencePiece encodes from several threads at once).
+
+    Args:
+        model_bytes: bytes. A SentencePiece model.
+        lower_case: bool or None. As `SentencePieceEncoder`.
+        model_sha256: str. The model's sha256 (the key; not checked against `model_bytes`).
+
+    Returns:
+        `(encoder, loaded)`: `loaded` is True for the call that loaded the model.
+
+    Example:
+    >>> model = open("spm.model", "rb").read()
+    >>> digest = SentencePieceEncoder("spm.model").model_sha256
+    >>> first, loaded = shared_encoder(model, None, digest)
+    >>> second, loaded_again = shared_encoder(model, None, digest)
+    >>> second is first, loaded_again
+    (True, False)
+    """
+    key = (model_sha256, lower_case)
+    with _ENCODERS_LOCK:
+        if key in _ENCODERS:
+            return _ENCODERS[key], False
+        encoder = encoder_from_bytes(model_bytes, lower_case)
+        _ENCODERS[key] = encoder
+        return encoder, True
+
+
 class _MeasureFile(beam.DoFn):
     """path -> (path, [characters of each document], ReadStats dict)."""
 
     def __init__(self, input_format: str, paragraphs_per_document: int):
         self.input_format = input_format
         self.paragraphs_per_document = paragraphs_per_document
+        self.cpu_ms = Metrics.counter(_METRICS, "read_cpu_ms")
 
     def process(self, path: str):
-        stats = ReadStats()
+        start, stats = time.thread_time(), ReadStats()
         documents = iter_file_documents(
             path,
             self.input_format,
@@ -156,16 +193,20 @@ class _MeasureFile(beam.DoFn):
             stats=stats,
         )
         sizes = [document_chars(document) for document in documents]
+        self.cpu_ms.inc(round((time.thread_time() - start) * 1000))
         yield path, sizes, stats.to_dict()
 
 
-class _ReadDocuments(beam.DoFn):
-    """(path, group state at its start) -> (group index, (path, document index, document))."""
+class _ReadPieces(beam.DoFn):
+    """(path, group state at its start) -> (shard, (group index, path, [documents])) for each
+    group the file's documents fall in."""
 
-    def __init__(self, input_format: str, paragraphs_per_document: int, group_chars: int):
+    def __init__(self, input_format, paragraphs_per_document, group_chars, num_shards):
         self.input_format = input_format
         self.paragraphs_per_document = paragraphs_per_document
         self.group_chars = group_chars
+        self.num_shards = num_shards
+        self.cpu_ms = Metrics.counter(_METRICS, "read_cpu_ms")
 
     def process(self, element):
         path, (index, size) = element
@@ -173,88 +214,91 @@ class _ReadDocuments(beam.DoFn):
         documents = iter_file_documents(
             path, self.input_format, paragraphs_per_document=self.paragraphs_per_document
         )
-        for number, document in enumerate(documents):
-            yield cutter.add(document_chars(document)), (path, number, document)
+        start, group, piece = time.thread_time(), index, []
+        for document in documents:
+            document_group = cutter.add(document_chars(document))
+            if document_group != group:
+                self.cpu_ms.inc(round((time.thread_time() - start) * 1000))
+                yield group % self.num_shards, (group, path, piece)
+                start, group, piece = time.thread_time(), document_group, []
+            piece.append(document)
+        self.cpu_ms.inc(round((time.thread_time() - start) * 1000))
+        if piece:
+            yield group % self.num_shards, (group, path, piece)
 
 
-def _ordered_group(element):
-    group_index, documents = element
-    return group_index, [d for _, _, d in sorted(documents, key=lambda d: (d[0], d[1]))]
+class _MakeShard(beam.DoFn):
+    """(shard, [its pieces]) -> the shard file, its groups in order; yields its stats."""
 
-
-class _MakeRecords(beam.DoFn):
-    """(group index, documents) -> (shard, (group index, TFRecord bytes, PretrainingStats dict))."""
-
-    def __init__(self, config, model_bytes, lower_case, num_shards, keep_freed_memory=False):
+    def __init__(self, config, model_bytes, recorded, output_dir, keep_freed_memory=False):
         self.config = config
         self.model_bytes = model_bytes
-        self.lower_case = lower_case
-        self.num_shards = num_shards
+        self.lower_case = recorded["lower_case"]
+        self.model_sha256 = recorded["vocabulary_sha256"]
+        self.num_shards = recorded["num_shards"]
+        self.output_dir = output_dir
         self.keep_freed_memory = keep_freed_memory
+        self.make_cpu_ms = Metrics.counter(_METRICS, "make_cpu_ms")
+        self.write_cpu_ms = Metrics.counter(_METRICS, "write_cpu_ms")
+        self.loads = Metrics.counter(_METRICS, "sentencepiece_loads")
 
     def setup(self):
         if self.keep_freed_memory:
             shard_worker.keep_freed_memory()
-        self.encoder = encoder_from_bytes(self.model_bytes, self.lower_case)
-
-    def start_bundle(self):
-        self.pending, self.pending_chars = [], 0
+        self.encoder, loaded = shared_encoder(self.model_bytes, self.lower_case, self.model_sha256)
+        self.loaded = loaded  # counted in process: a counter counts only inside a bundle
 
     def process(self, element):
-        group_index, documents = element
-        self.pending.append((group_index, documents))
-        self.pending_chars += sum(map(document_chars, documents))
-        if self.pending_chars * self.config.dupe_factor >= _COMBINE_CHARS:
-            yield from self._flush()
-
-    def finish_bundle(self):
-        for value in self._flush():
-            yield GlobalWindows.windowed_value(value)
-
-    def _flush(self):
-        groups, self.pending, self.pending_chars = self.pending, [], 0
-        if not groups:
-            return
-        stats = [PretrainingStats() for _ in groups]
-        chunks = [[] for _ in groups]
-        for k, chunk in make_records(self.config, self.encoder, groups, stats):
-            chunks[k].append(chunk)
-        for (group_index, _), data, group_stats in zip(groups, chunks, stats):
-            value = (group_index, b"".join(data), group_stats.to_dict())
-            yield group_index % self.num_shards, value
-
-
-class _WriteShard(beam.DoFn):
-    """(shard, [its groups' records]) -> the shard file, its groups in order; its stats."""
-
-    def __init__(self, output_dir: str, num_shards: int):
-        self.output_dir = output_dir
-        self.num_shards = num_shards
-
-    def process(self, element):
-        shard, values = element
-        groups = sorted((v for v in values if v is not None), key=lambda v: v[0])
+        if self.loaded:
+            self.loads.inc()
+            self.loaded = False
+        shard, pieces = element
         name = shard_name(shard, self.num_shards)
         path = FileSystems.join(self.output_dir, name)
         # A retried or concurrent attempt writes the same bytes: the last rename wins.
         temporary = FileSystems.join(self.output_dir, f".{name}.beam-{os.getpid()}.partial")
+        stats = PretrainingStats()
         with FileSystems.create(temporary, mime_type="application/octet-stream") as f:
-            for _, data, _ in groups:
-                f.write(data)
+            for chunks in self._made(_groups(pieces), stats):
+                start = time.thread_time()
+                for chunk in chunks:
+                    f.write(chunk)
+                self.write_cpu_ms.inc(round((time.thread_time() - start) * 1000))
         if FileSystems.exists(path):
             FileSystems.delete([path])
         FileSystems.rename([temporary], [path])
-        stats = PretrainingStats()
-        for _, _, group_stats in groups:
-            stats.merge(PretrainingStats.from_dict(group_stats))
         yield stats.to_dict()
 
+    def _made(self, groups, stats):
+        """Yields the records of `groups` (in order) a batch of about `_COMBINE_CHARS` at a time,
+        as lists of TFRecord chunks."""
+        pending, pending_chars = [], 0
+        for group in [*groups, None]:
+            if group is not None:
+                pending.append(group)
+                pending_chars += sum(map(document_chars, group[1]))
+            if pending and (
+                group is None or pending_chars * self.config.dupe_factor >= _COMBINE_CHARS
+            ):
+                start = time.thread_time()
+                made = make_records(self.config, self.encoder, pending, [stats] * len(pending))
+                chunks = [chunk for _, chunk in made]
+                self.make_cpu_ms.inc(round((time.thread_time() - start) * 1000))
+                yield chunks
+                pending, pending_chars = [], 0
 
-def _merge_read_stats(dicts: Iterable[dict]) -> dict:
-    total = ReadStats()
-    for value in dicts:
-        total.merge(ReadStats.from_dict(value))
-    return total.to_dict()
+
+def _groups(pieces: Iterable) -> list[tuple[int, list[list[str]]]]:
+    """A shard's pieces (and None for the empty-shard marker) -> its groups, in input order:
+    `(group index, documents)`, a group's files in path order."""
+    ordered = sorted((p for p in pieces if p is not None), key=lambda p: (p[0], p[1]))
+    groups = []
+    for group, _, documents in ordered:
+        if groups and groups[-1][0] == group:
+            groups[-1][1].extend(documents)
+        else:
+            groups.append((group, list(documents)))
+    return groups
 
 
 def _merge_made_stats(dicts: Iterable[dict]) -> dict:
@@ -264,12 +308,15 @@ def _merge_made_stats(dicts: Iterable[dict]) -> dict:
     return total.to_dict()
 
 
-def _write_stats(_, read_stats, made, files, *, recorded, output_dir, started):
+def _write_stats(made, measured, *, recorded, output_dir, started):
     num_shards = recorded["num_shards"]
+    read_stats = ReadStats()
+    for _, _, file_stats in measured:
+        read_stats.merge(ReadStats.from_dict(file_stats))
     summary = summarize(
         recorded,
-        sorted(files),
-        ReadStats.from_dict(read_stats),
+        sorted(path for path, _, _ in measured),
+        read_stats,
         PretrainingStats.from_dict(made),
         [shard_name(s, num_shards) for s in range(num_shards)],
     )

@@ -105,7 +105,7 @@ def write_pretraining_data_beam(
 
     def write() -> dict:
         log(progress, f"running on {runner}: {len(patterns)} input pattern(s) -> {s.output_dir}")
-        summary = run_writer_pipeline(
+        summary, counters = run_writer_pipeline(
             options,
             patterns,
             s.output_dir,
@@ -115,6 +115,7 @@ def write_pretraining_data_beam(
             started=started,
             keep_freed_memory=keep_freed_memory,
         )
+        log(progress, _counters_line(counters))
         if summary["input"]["documents"] == 0:
             # Every shard was written empty: remove them, as the local writer leaves nothing.
             _delete(s.output_dir, [*summary["shards"], "stats.json"])
@@ -124,6 +125,18 @@ def write_pretraining_data_beam(
         return summary
 
     return write_in_folder(folder, write, s.output_dir, progress)
+
+
+def _counters_line(counters: dict) -> str:
+    """The workers' counters in one line: CPU-seconds of each step, SentencePiece loads."""
+    seconds = ", ".join(
+        f"{step} {counters.get(f'{step}_cpu_ms', 0) / 1000:.2f}"
+        for step in ("read", "make", "write")
+    )
+    return (
+        f"workers' CPU-seconds: {seconds}; "
+        f"SentencePiece loaded {counters.get('sentencepiece_loads', 0)} time(s)"
+    )
 
 
 def _read_model(spm_model: str, patterns: list[str]) -> bytes:
