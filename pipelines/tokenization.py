@@ -40,7 +40,9 @@ SPECIAL_PIECES = tuple(special_tokens.SPECIAL_PIECES[i] for i in (CLS_ID, SEP_ID
 # keep the rule so our `token_boundary` (and so whole-word spans) match official records.
 _OFFICIAL_PUNCTUATION = frozenset('!"#$%&()*+,-./:;?@[\\]^_`{|}~')
 _ENGLISH_LETTERS = frozenset("abcdefghijklmnopqrstuvwxyz")
+# Sentences prepared at a time (see `_encode_texts`) and encoded at a time (see `encode`).
 _PREPROCESS_SENTENCES = 512
+_ENCODE_SENTENCES = 2048
 _ALLOWED_BYTES = "".join(sorted(_ENGLISH_LETTERS | _OFFICIAL_PUNCTUATION)).encode()
 
 
@@ -131,10 +133,19 @@ class SentencePieceEncoder:
             `(ids, lengths)`: int32 arrays; sentence i is `ids[sum(lengths[:i]):][:lengths[i]]`.
             A sentence can encode to nothing (length 0).
         """
-        id_lists = self._encode_texts(sentences)
-        lengths = np.fromiter(map(len, id_lists), np.int32, len(id_lists))
-        ids = np.fromiter(chain.from_iterable(id_lists), np.int32, int(lengths.sum()))
-        return ids, lengths
+        # ~2048 sentences at a time, encoded and made arrays before the next: SentencePiece
+        # returns Python ints (~40 bytes each), so a whole batch's lists (~20 MB for 2 MB of
+        # text) would grow each worker's heap by that much, one page fault at a time.
+        id_parts, length_parts = [], []
+        for start in range(0, len(sentences), _ENCODE_SENTENCES):
+            id_lists = self._encode_texts(sentences[start : start + _ENCODE_SENTENCES])
+            lengths = np.fromiter(map(len, id_lists), np.int32, len(id_lists))
+            ids = np.fromiter(chain.from_iterable(id_lists), np.int32, int(lengths.sum()))
+            id_parts.append(ids)
+            length_parts.append(lengths)
+        if not length_parts:
+            return np.zeros(0, np.int32), np.zeros(0, np.int32)
+        return np.concatenate(id_parts), np.concatenate(length_parts)
 
     def _encode_texts(self, texts: Sequence[str]) -> list[list[int]]:
         """Raw sentences -> their id lists, prepared as `preprocess` does."""
