@@ -1,6 +1,7 @@
 """Pretraining-data writer speed beside SentencePiece alone and the official script.
 
     .venv/bin/python benchmarks/pretraining_data.py [--input 'corpus/*.txt'] [--num_workers 1,2]
+        [--dupe_factors 1,10] [--repeats 3]
 
 Prints examples/s, MB of input text/s and peak RSS of `python -m pipelines.pretraining_data`
 at max_seq_length 128 with dupe_factor 1 and 10, with 1 worker and with several, beside
@@ -104,10 +105,16 @@ def main() -> None:
         default=f"1,{os.cpu_count() or 1}",
         help="Comma-separated worker counts to run (default: 1 and one per core).",
     )
+    parser.add_argument(
+        "--dupe_factors",
+        default="1,10",
+        help="Comma-separated dupe factors to run (the per-core goal is at 1).",
+    )
     parser.add_argument("--max_seq_length", type=int, default=128)
     parser.add_argument("--repeats", type=int, default=1, help="Best of this many runs each.")
     args = parser.parse_args()
     workers = sorted({int(n) for n in args.num_workers.split(",")})
+    dupes = sorted({int(n) for n in args.dupe_factors.split(",")})
     megabytes = sum(os.path.getsize(p) for p in glob.glob(args.input)) / 1e6
     runs = {
         f"SentencePiece, {n} thread{'s' * (n > 1)}": functools.partial(
@@ -115,7 +122,7 @@ def main() -> None:
         )
         for n in sorted({1, max(workers)})
     }
-    for dupe in (1, 10):
+    for dupe in dupes:
         for n in workers:
             runs[f"ours, dupe {dupe}, {n} worker{'s' * (n > 1)}"] = functools.partial(
                 ours, args.input, args.spm_model, dupe, n, args.max_seq_length
@@ -161,7 +168,7 @@ def main() -> None:
         )
 
     print("ratios, this run (by the clock | by CPU time, i.e. per core):")
-    for dupe, goal in [(1, 20), (10, 50)]:
+    for dupe, goal in [(d, g) for d, g in [(1, 20), (10, 50)] if d in dupes]:
         theirs = rows[f"official, dupe {dupe}"]
         for n in workers:
             ours_row = rows[f"ours, dupe {dupe}, {n} worker{'s' * (n > 1)}"]
@@ -174,7 +181,7 @@ def main() -> None:
                 f"dupe {dupe:2}: {by[0]:6.1f}x | {by[1]:6.1f}x  (goal >= {goal}x)"
             )
     alone = rows["SentencePiece, 1 thread"]
-    for n in workers:
+    for n in workers if 1 in dupes else []:
         ours_1 = rows[f"ours, dupe 1, {n} worker{'s' * (n > 1)}"]
         by = [alone[k] / ours_1[k] for k in ("seconds", "cpu")]
         line = (
@@ -190,7 +197,7 @@ def main() -> None:
     print(f"  wall seconds with interpreter start-up: {walls}")
     # What more workers cost beyond the work itself: each process faults in its own working
     # memory (the kernel's time) and keeps its own word cache.
-    for dupe in (1, 10):
+    for dupe in dupes if 1 in workers else []:
         one = rows[f"ours, dupe {dupe}, 1 worker"]
         for n in workers[1:]:
             more = rows[f"ours, dupe {dupe}, {n} workers"]
