@@ -24,9 +24,9 @@ from collections.abc import Mapping, Sequence
 import keras
 from keras import ops
 
-from albert_keras.optimizers.official_adam_base import (
+from albert_keras.optimizers.adam_weight_decay import (
     OFFICIAL_EXCLUSIONS,
-    OfficialAdamBase,
+    AdamWeightDecay,
     matches_path,
 )
 
@@ -36,7 +36,7 @@ OFFICIAL_FUSED_SLICES = {r"(^|/)qkv/(kernel|bias)$": 3}
 
 
 @keras.saving.register_keras_serializable(package="albert_keras")
-class Lamb(OfficialAdamBase):
+class Lamb(AdamWeightDecay):
     """LAMB (You et al., 2019) as in the official ALBERT code (`lamb_optimizer.py`).
 
     Per variable `w` with gradient `g` (after global-norm clipping, as the official
@@ -57,7 +57,7 @@ class Lamb(OfficialAdamBase):
     code) get ratio 1. `keras.optimizers.Lamb` differs on each point: it bias-corrects, decays
     weights outside the update (decoupled, before the step), applies the trust ratio to every
     variable, uses ε 1e-7 and does not clip. The moments, decay and clipping are those of
-    `OfficialAdamBase`, shared with `AdamWeightDecay` (the same update with ratio 1).
+    `AdamWeightDecay`, its base class (the same update with ratio 1).
 
     Excluded variables (biases, LayerNorm) move by about `learning_rate` per step, several times
     that in the first hundreds of steps (no bias correction), while adapted ones move by a
