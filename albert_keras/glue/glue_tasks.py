@@ -26,6 +26,16 @@ def _pair(file, a, b, label, index="index"):
     return TsvLayout(file, text_a=a, text_b=b, label=label, index=index)
 
 
+def _train_dev_test(text_a, text_b, label, *, index="index", test_index="index"):
+    """GLUE's usual three files: `train.tsv` and `dev.tsv` with the label column, `test.tsv`
+    without (`index` is the id column of the first two, `test_index` of the test file)."""
+    return {
+        "train": TsvLayout("train.tsv", text_a, text_b, label=label, index=index),
+        "dev": TsvLayout("dev.tsv", text_a, text_b, label=label, index=index),
+        "test": TsvLayout("test.tsv", text_a, text_b, label=None, index=test_index),
+    }
+
+
 GLUE_TASKS: dict[str, GlueTask] = {
     task.name: task
     for task in (
@@ -55,11 +65,7 @@ GLUE_TASKS: dict[str, GlueTask] = {
         GlueTask(
             name="SST-2",
             directory="SST-2",
-            splits={
-                "train": TsvLayout("train.tsv", "sentence", text_b=None, label="label"),
-                "dev": TsvLayout("dev.tsv", "sentence", text_b=None, label="label"),
-                "test": TsvLayout("test.tsv", "sentence", text_b=None, label=None, index="index"),
-            },
+            splits=_train_dev_test("sentence", None, "label", index=None),
             labels=_BINARY,
             metrics=("accuracy",),
             dev_splits=("dev",),
@@ -77,11 +83,7 @@ GLUE_TASKS: dict[str, GlueTask] = {
             name="MRPC",
             directory="MRPC",
             # Quality, #1 ID, #2 ID, #1 String, #2 String (test: index instead of Quality).
-            splits={
-                "train": _pair("train.tsv", *_MRPC, label="Quality", index=None),
-                "dev": _pair("dev.tsv", *_MRPC, label="Quality", index=None),
-                "test": _pair("test.tsv", *_MRPC, label=None),
-            },
+            splits=_train_dev_test(*_MRPC, "Quality", index=None),
             labels=_BINARY,
             metrics=("f1", "accuracy"),
             dev_splits=("dev",),
@@ -100,11 +102,7 @@ GLUE_TASKS: dict[str, GlueTask] = {
             directory="STS-B",
             # index, genre, filename, year, old_index, source1, source2, sentence1, sentence2,
             # score (the test file stops before score).
-            splits={
-                "train": _pair("train.tsv", "sentence1", "sentence2", label="score", index="index"),
-                "dev": _pair("dev.tsv", "sentence1", "sentence2", label="score", index="index"),
-                "test": _pair("test.tsv", "sentence1", "sentence2", label=None, index="index"),
-            },
+            splits=_train_dev_test(*_SENTENCES, "score"),
             labels=None,
             metrics=("pearson", "spearman"),
             dev_splits=("dev",),
@@ -122,11 +120,7 @@ GLUE_TASKS: dict[str, GlueTask] = {
             name="QQP",
             directory="QQP",
             # id, qid1, qid2, question1, question2, is_duplicate; test: id, question1, question2.
-            splits={
-                "train": _pair("train.tsv", *_QQP, label="is_duplicate", index="id"),
-                "dev": _pair("dev.tsv", *_QQP, label="is_duplicate", index="id"),
-                "test": _pair("test.tsv", *_QQP, label=None, index="id"),
-            },
+            splits=_train_dev_test(*_QQP, "is_duplicate", index="id", test_index="id"),
             labels=_BINARY,
             metrics=("f1", "accuracy"),
             dev_splits=("dev",),
@@ -169,11 +163,7 @@ GLUE_TASKS: dict[str, GlueTask] = {
         GlueTask(
             name="QNLI",
             directory="QNLI",
-            splits={
-                "train": _pair("train.tsv", "question", "sentence", label="label"),
-                "dev": _pair("dev.tsv", "question", "sentence", label="label"),
-                "test": _pair("test.tsv", "question", "sentence", label=None),
-            },
+            splits=_train_dev_test("question", "sentence", "label"),
             labels=_ENTAILMENT,
             metrics=("accuracy",),
             dev_splits=("dev",),
@@ -190,11 +180,7 @@ GLUE_TASKS: dict[str, GlueTask] = {
         GlueTask(
             name="RTE",
             directory="RTE",
-            splits={
-                "train": _pair("train.tsv", *_SENTENCES, label="label"),
-                "dev": _pair("dev.tsv", *_SENTENCES, label="label"),
-                "test": _pair("test.tsv", *_SENTENCES, label=None),
-            },
+            splits=_train_dev_test(*_SENTENCES, "label"),
             labels=_ENTAILMENT,
             metrics=("accuracy",),
             dev_splits=("dev",),
@@ -211,11 +197,7 @@ GLUE_TASKS: dict[str, GlueTask] = {
         GlueTask(
             name="WNLI",
             directory="WNLI",
-            splits={
-                "train": _pair("train.tsv", *_SENTENCES, label="label"),
-                "dev": _pair("dev.tsv", *_SENTENCES, label="label"),
-                "test": _pair("test.tsv", *_SENTENCES, label=None),
-            },
+            splits=_train_dev_test(*_SENTENCES, "label"),
             labels=_BINARY,
             metrics=("accuracy",),
             dev_splits=("dev",),
