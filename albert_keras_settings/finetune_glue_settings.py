@@ -4,11 +4,11 @@ once."""
 from __future__ import annotations
 
 import dataclasses
-import os
 
 from albert_keras_settings.choices import JIT_COMPILE
-from albert_keras_settings.setting import check_choices, setting
+from albert_keras_settings.setting import check_choices, paths_as_strings, setting
 from albert_keras_settings.shared_settings import (
+    fine_tuning_spm_setting,
     mixed_precision_setting,
     overwrite_setting,
     strategy_setting,
@@ -68,9 +68,7 @@ class FinetuneGlueSettings:
         help="the run's folder: model.keras, metrics.json, dev_predictions/, submission/"
     )
     overwrite: bool = overwrite_setting("finetune-glue")
-    spm_model: str | None = setting(
-        None, "SentencePiece .model; none: spm.model or the only *.model beside --init_from"
-    )
+    spm_model: str | None = fine_tuning_spm_setting()
     source: str = setting(
         "tsv", "tsv: --glue_dir; tfds: tensorflow_datasets glue/* (network)", choices=SOURCES
     )
@@ -96,10 +94,7 @@ class FinetuneGlueSettings:
     )
 
     def __post_init__(self):
-        for name in PATHS:  # a Path and its str are the same setting (a keras.Model stays)
-            value = getattr(self, name)
-            if isinstance(value, os.PathLike):
-                object.__setattr__(self, name, os.fspath(value))
+        paths_as_strings(self, *PATHS)  # (a keras.Model given as init_from stays)
         if isinstance(self.jit_compile, bool):  # jit_compile=False reads as "false"
             object.__setattr__(self, "jit_compile", str(self.jit_compile).lower())
         check_choices(self)

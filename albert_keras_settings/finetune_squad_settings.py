@@ -4,10 +4,15 @@ once."""
 from __future__ import annotations
 
 import dataclasses
-import os
 
-from albert_keras_settings.setting import check_choices, check_positive, setting
+from albert_keras_settings.setting import (
+    check_choices,
+    check_positive,
+    paths_as_strings,
+    setting,
+)
 from albert_keras_settings.shared_settings import (
+    fine_tuning_spm_setting,
     mixed_precision_setting,
     overwrite_setting,
     strategy_setting,
@@ -18,7 +23,7 @@ LEARNING_RATES = {"1.1": 5e-5, "2.0": 3e-5}
 SOURCES = ("json", "tfds")
 HEADS = ("simple", "v2")
 # Settings that may be given as `pathlib.Path` from Python; kept as `str` (what a flag gives).
-PATHS = ("train_file", "predict_file", "tfds_data_dir", "output_dir", "spm_model")
+PATHS = ("train_file", "predict_file", "tfds_data_dir", "init_from", "output_dir", "spm_model")
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -75,9 +80,7 @@ class FinetuneSquadSettings:
         "metrics.json (null_odds.json for 2.0)"
     )
     overwrite: bool = overwrite_setting("finetune-squad")
-    spm_model: str | None = setting(
-        None, "SentencePiece .model; none: spm.model or the only *.model beside --init_from"
-    )
+    spm_model: str | None = fine_tuning_spm_setting()
     head: str | None = setting(
         None, "none: a fine-tuned model's own head, else simple (1.1), v2 (2.0)", choices=HEADS
     )
@@ -97,12 +100,7 @@ class FinetuneSquadSettings:
     mixed_precision: str = mixed_precision_setting()
 
     def __post_init__(self):
-        for name in PATHS:  # a Path and its str are the same setting
-            value = getattr(self, name)
-            if isinstance(value, os.PathLike):
-                object.__setattr__(self, name, os.fspath(value))
-        if isinstance(self.init_from, os.PathLike):  # (or a keras.Model, kept as it is)
-            object.__setattr__(self, "init_from", os.fspath(self.init_from))
+        paths_as_strings(self, *PATHS)  # (a keras.Model given as init_from stays)
         check_choices(self)
         check_positive(
             self,

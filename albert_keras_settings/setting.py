@@ -8,6 +8,7 @@ they are new dependencies with their own flag styles).
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Iterable
 from typing import Any, TypeVar
 
@@ -80,6 +81,26 @@ def check_choices(settings) -> None:
             raise ValueError(
                 f"--{field.name}={value!r}: expected one of {', '.join(map(str, choices))}"
             )
+
+
+def paths_as_strings(settings, *names: str) -> None:
+    """Makes each of `names` that is an `os.PathLike` its `str`, in a frozen dataclass: a Path
+    and its str are the same setting, and a flag gives the str (any other value is kept).
+
+    Example:
+    >>> import pathlib
+    >>> @dataclasses.dataclass(frozen=True, kw_only=True)
+    ... class S:
+    ...     output_dir: str = setting("out", "the run's folder")
+    >>> settings = S(output_dir=pathlib.Path("runs") / "a")
+    >>> paths_as_strings(settings, "output_dir")
+    >>> settings.output_dir == os.path.join("runs", "a")
+    True
+    """
+    for name in names:
+        value = getattr(settings, name)
+        if isinstance(value, os.PathLike):
+            object.__setattr__(settings, name, os.fspath(value))
 
 
 def check_positive(settings, *names: str) -> None:

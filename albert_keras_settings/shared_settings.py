@@ -1,5 +1,5 @@
 """The settings several jobs take, each worded once: `--overwrite`, `--strategy`,
-`--mixed_precision`."""
+`--mixed_precision`, and the fine-tuning jobs' `--spm_model`."""
 
 from __future__ import annotations
 
@@ -27,6 +27,13 @@ def overwrite_help(command: str) -> str:
 def overwrite_setting(command: str) -> Any:
     """The `overwrite` setting of `albert-keras COMMAND` (default False)."""
     return setting(False, overwrite_help(command))
+
+
+def fine_tuning_spm_setting() -> Any:
+    """The fine-tuning jobs' `spm_model` setting: by default the vocabulary beside `--init_from`."""
+    return setting(
+        None, "SentencePiece .model; none: spm.model or the only *.model beside --init_from"
+    )
 
 
 def strategy_setting() -> Any:
