@@ -2,16 +2,19 @@
 
 The graph does what `albert_keras.squad.answer_questions` does in Python: it reads both texts
 through the answerer's own vocabulary keeping each piece's original characters
-(`squad_text_graph`, the graph twin of `squad.context_pieces`), packs `[CLS] question [SEP]
-context [SEP]`, runs the model and picks the best span as `squad_predictions` does (the
-`n_best_size` best starts times ends of the simple head, or the v2 head's beam; spans outside
-the context, ending before they start or longer than `max_answer_length` dropped; ties to the
-first, as its stable sort), then cuts the answer from the original context.
+(`squad_text_graph`, the graph twin of `squad.context_pieces`), slides the official windows
+over each context with the answerer's own `doc_stride` and `max_query_length`
+(`squad_windows_graph`), packs `[CLS] question [SEP] window [SEP]`, runs the model on every
+window, and picks the best span as `squad_predictions` does (the `n_best_size` best starts
+times ends of the simple head, or the v2 head's beam; spans outside the window's context,
+ending before they start, longer than `max_answer_length` or starting on a piece another
+window sees with more context dropped; ties to the first, as its stable sort), then cuts the
+answer from the original context. The answers and no-answer scores are `answer_questions`'
+own (tests/serving/test_question_answering_export.py, both heads, short and long contexts).
 
-The limit: one window per question. A context longer than the window (`sequence_length`
-less the question and 3 special pieces) is cut to its first window, where `answer_questions`
-slides more windows over it (`doc_stride`) and may answer from a later one; within one window
-the answers are the same (tests/serving/test_question_answering_export.py).
+Its limits: only the best answer is returned (no n-best list), and no no-answer threshold is
+applied (`null_odds` is returned for the caller to threshold, as `answer_questions` does
+without `null_threshold`).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import tensorflow as tf
 
 from albert_keras.serving.export_saved_model import COMMAND, TEXT, _write_into
 from albert_keras.serving.squad_text_graph import encode_with_offsets, piece_tables
+from albert_keras.serving.squad_windows_graph import max_context, sliding_windows
 from albert_keras_contracts.output_folder import OutputFolder
 
 OUTPUTS = ["answer", "start_char", "end_char", "score", "null_odds"]
@@ -48,7 +52,8 @@ def export_question_answerer(
     - `null_odds`: float64, the no-answer score (`answer_questions`' `"null_odds"`; SQuAD 2.0
       answers "" where it is above a threshold of yours).
 
-    One window per question: see the module docstring. The SavedModel needs TensorFlow and
+    Long contexts get the official sliding windows (the model's `doc_stride`). The best
+    answer only, no threshold: see the module docstring. The SavedModel needs TensorFlow and
     `tensorflow-text` (`import tensorflow_text` before `tf.saved_model.load`), not
     albert_keras.
 
@@ -120,6 +125,7 @@ class _AnswerGraph:
         self.special = (tokenizer.cls_token_id, tokenizer.sep_token_id, tokenizer.pad_token_id)
         self.length = preprocessor.sequence_length
         self.max_query_length = getattr(model, "max_query_length", 64)
+        self.doc_stride = getattr(model, "doc_stride", 128)
         self.n_best_size = min(n_best_size, self.length)
         self.max_answer_length = max_answer_length
 
@@ -127,52 +133,70 @@ class _AnswerGraph:
         """The signature's function: (batch,) strings in, the outputs `OUTPUTS` out."""
         query = self._encode(question)[0][:, : self.max_query_length]
         pieces, char_starts, char_ends, is_space = self._encode(context)
-        room = self.length - query.row_lengths() - 3
-        position = tf.ragged.range(pieces.row_lengths())
-        doc = tf.ragged.boolean_mask(pieces, position < tf.expand_dims(room, 1))
-        inputs = self._pack(query, doc)
-        outputs = self.model(inputs, training=False)
-        offset = query.row_lengths() + 2  # the context's first position
-        doc_length = doc.row_lengths()
-        if "cls_logits" in outputs:
+        batch = tf.shape(pieces.row_lengths(), out_type=tf.int64)[0]
+        windows = sliding_windows(
+            pieces.row_lengths(), self.length - query.row_lengths() - 3, self.doc_stride
+        )
+        doc = tf.gather(
+            pieces.flat_values,
+            tf.ragged.range(windows.start, windows.start + windows.length)
+            + tf.gather(pieces.row_starts(), windows.example)[:, None],
+        )
+        window_query = tf.gather(query, windows.example)
+        outputs = self.model(self._pack(window_query, doc), training=False)
+        beam = "cls_logits" in outputs
+        if beam:
             starts, ends, scores, null = _beam_candidates(outputs)
         else:
             starts, ends, scores, null = _top_candidates(outputs, self.n_best_size)
-        first = starts - offset[:, None, None]
-        last = ends - offset[:, None, None]
-        valid = (
-            (first >= 0) & (first < doc_length[:, None, None]) & (last < doc_length[:, None, None])
-        )
-        valid &= (ends >= starts) & (ends - starts + 1 <= self.max_answer_length)
-        batch = tf.shape(scores, out_type=tf.int64)[0]
-        flat = tf.reshape(tf.where(valid, scores, -float("inf")), [batch, -1])
-        best = tf.reduce_max(flat, axis=1)
-        found = tf.reduce_any(tf.reshape(valid, [batch, -1]), axis=1)
-        # The first best in candidate order (windows, starts, ends), as the stable sort.
+        offset = window_query.row_lengths()[:, None, None] + 2  # the context's first position
+        first, last = starts - offset, ends - offset
+        length = windows.length[:, None, None]
+        valid = (first >= 0) & (first < length) & (last < length) & (ends >= starts)
+        valid &= ends - starts + 1 <= self.max_answer_length
+        best_context = max_context(windows, self.length)
+        valid &= tf.gather(best_context, tf.clip_by_value(first, 0, self.length - 1), batch_dims=1)
+        # The first best span in the official order (windows, starts, ends): its stable sort.
+        count = tf.shape(windows.example, out_type=tf.int64)[0]
+        flat = tf.reshape(tf.where(valid, scores, -float("inf")), [count, -1])
+        window_best = tf.reduce_max(flat, axis=1)
         order = tf.range(tf.shape(flat, out_type=tf.int64)[1])[None, :]
-        index = tf.reduce_min(tf.where(flat == best[:, None], order, order[:, -1:]), axis=1)
-        first = tf.gather(tf.reshape(first, [batch, -1]), index, batch_dims=1)
-        last = tf.gather(tf.reshape(last, [batch, -1]), index, batch_dims=1)
-        begin = _piece_value(char_starts, first)
-        stop = _piece_value(char_ends, last)
-        start_char, end_char = _strip(is_space, begin, stop)
+        within = tf.reduce_min(tf.where(flat == window_best[:, None], order, order[:, -1:]), 1)
+        best = tf.math.unsorted_segment_max(window_best, windows.example, batch)
+        is_best = tf.equal(window_best, tf.gather(best, windows.example))
+        position = tf.range(count)
+        chosen = tf.math.unsorted_segment_min(
+            tf.where(is_best, position, count), windows.example, batch
+        )
+        chosen = tf.minimum(chosen, tf.maximum(count - 1, 0))
+        found = (
+            tf.math.unsorted_segment_max(
+                tf.cast(tf.reduce_any(valid, axis=[1, 2]), tf.int32), windows.example, batch
+            )
+            > 0
+        )
+        pick = lambda t: tf.gather(tf.reshape(t, [count, -1]), within, batch_dims=1)
+        first = _at(pick(first) + windows.start, chosen)
+        last = _at(pick(last) + windows.start, chosen)
+        start_char, end_char = _strip(
+            is_space, _piece_value(char_starts, first), _piece_value(char_ends, last)
+        )
         start_char = tf.where(found, start_char, 0)
         end_char = tf.where(found, end_char, 0)
         text = tf.strings.substr(context, start_char, end_char - start_char, unit="UTF8_CHAR")
         # No valid span: the official nonce entry, ("empty", 0, 0) or, for the beam, ("", -1e6,
-        # -1e6).
-        beam = "cls_logits" in outputs
+        # -1e6); no window (an empty context): no-answer odds 1e6.
         nothing, nothing_score = ("", -2e6) if beam else ("empty", 0.0)
         score = tf.where(found, best, nothing_score)
+        null = tf.math.unsorted_segment_min(null, windows.example, batch)  # the lowest
         if not beam:
             null = null - score  # BERT's: the [CLS] span's score less the best span's
-        no_window = tf.equal(pieces.row_lengths(), 0)  # an empty context: nothing to answer from
         return {
             "answer": tf.where(found, text, nothing),
             "start_char": start_char,
             "end_char": end_char,
             "score": score,
-            "null_odds": tf.where(no_window, tf.constant(1e6, tf.float64), null),
+            "null_odds": tf.where(windows.count > 0, null, tf.constant(1e6, tf.float64)),
         }
 
     def _encode(self, texts):
@@ -226,6 +250,12 @@ def _beam_candidates(outputs):
     scores = start_scores[:, :, None] + end_scores
     starts = tf.broadcast_to(start_index[:, :, None], tf.shape(end_index))
     return starts, end_index, scores, tf.cast(outputs["cls_logits"], tf.float64)
+
+
+def _at(values, index):
+    """`values[index]`, 0 where `values` is empty (a batch of empty contexts)."""
+    padded = tf.concat([values, tf.zeros([1], values.dtype)], 0)
+    return tf.gather(padded, tf.minimum(index, tf.size(values, tf.int64)))
 
 
 def _piece_value(values, index):

@@ -204,18 +204,22 @@ def encode_with_offsets(texts, sentencepiece, tables: PieceTables, lower_case: b
     size = tf.strings.length(normalized)  # bytes
     padded = char_bytes.to_tensor(default_value=tf.int64.max)
 
-    def character(byte_offsets):  # ragged (batch, (pieces)) -> the character holding each
-        found = tf.searchsorted(padded, byte_offsets.to_tensor(), side="right", out_type=tf.int64) - 1
-        return tf.RaggedTensor.from_tensor(found, lengths=byte_offsets.row_lengths())
-
     last_byte = tf.maximum(tf.expand_dims(tf.cast(size, tf.int64), 1) - 1, 0)
-    first = character(tf.minimum(begins, last_byte))
+    first = _character(padded, tf.minimum(begins, last_byte))
     # A piece with no text of its own (a lone "▁") sits before the next character.
-    last = tf.where(stops > begins, character(tf.maximum(stops - 1, 0)), first)
+    last = tf.where(stops > begins, _character(padded, tf.maximum(stops - 1, 0)), first)
     base = tf.expand_dims(starts.row_starts(), 1)
     char_starts = tf.gather(starts.flat_values, first + base)
     char_ends = tf.gather(ends.flat_values, last + base)
     return ids, char_starts, char_ends, is_space
+
+
+def _character(char_bytes, byte_offsets):
+    """The character holding each byte offset: `char_bytes` (batch, characters) are the
+    characters' first bytes (padded with the largest int64), `byte_offsets` ragged (batch,
+    (pieces))."""
+    found = tf.searchsorted(char_bytes, byte_offsets.to_tensor(), side="right", out_type=tf.int64)
+    return tf.RaggedTensor.from_tensor(found - 1, lengths=byte_offsets.row_lengths())
 
 
 def _split_digit_commas(normalized, sentencepiece, tables: PieceTables):
