@@ -19,9 +19,12 @@ import shutil
 import tempfile
 import threading
 import time
-from collections.abc import Iterable
+import zlib
+from collections.abc import Iterable, Iterator
+from itertools import chain
 
 import apache_beam as beam
+import numpy as np
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.metrics.metric import Metrics, MetricsFilter
 from apache_beam.options.pipeline_options import PipelineOptions
@@ -54,7 +57,7 @@ def run_writer_pipeline(
     output_dir: str,
     recorded: dict,
     config: ExampleConfig,
-    model_bytes: bytes,
+    model: bytes | str,
     *,
     started: float,
     keep_freed_memory: bool,
@@ -67,7 +70,8 @@ def run_writer_pipeline(
         output_dir: str. Gets the shards and `stats.json`.
         recorded: dict. `writer_settings.recorded_settings(...)`: what `stats.json` records.
         config: `ExampleConfig`. What the records hold.
-        model_bytes: bytes. The SentencePiece model (workers get its bytes, not a path).
+        model: bytes or str. The SentencePiece model's bytes, or a path every worker can read
+            (`shared_encoder`).
         started: float. `time.time()` when the run began (`stats.json`'s `seconds`).
         keep_freed_memory: bool. As `write_pretraining_data_beam`.
 
@@ -77,11 +81,9 @@ def run_writer_pipeline(
     """
     pipeline = beam.Pipeline(options=options)
     measured, pieces = _read_pieces(pipeline, patterns, recorded)
-    shards = pipeline | "Shards" >> beam.Create([(s, None) for s in range(recorded["num_shards"])])
-    maker = _MakeShard(config, model_bytes, recorded, output_dir, keep_freed_memory)
+    maker = _MakeShard(config, model, recorded, output_dir, keep_freed_memory)
     _ = (
-        (pieces, shards)
-        | "With empty shards" >> beam.Flatten()
+        pieces
         | "Gather shards" >> beam.GroupByKey()
         | "Make and write" >> beam.ParDo(maker)
         | "Merge made stats" >> beam.CombineGlobally(_merge_made_stats)
@@ -146,33 +148,41 @@ def encoder_from_bytes(model_bytes: bytes, lower_case: bool | None) -> SentenceP
 
 
 def shared_encoder(
-    model_bytes: bytes, lower_case: bool | None, model_sha256: str
+    model: bytes | str, lower_case: bool | None, model_sha256: str
 ) -> tuple[SentencePieceEncoder, bool]:
     """This process's encoder of a model: loaded by the first caller, shared by every later one
     (DoFn instances and threads alike; SentencePiece encodes from several threads at once).
 
     Args:
-        model_bytes: bytes. A SentencePiece model.
+        model: bytes or str. The model's bytes, or its path (local or remote) to read them from.
         lower_case: bool or None. As `SentencePieceEncoder`.
-        model_sha256: str. The model's sha256 (the key; not checked against `model_bytes`).
+        model_sha256: str. The model's sha256: the key, and checked against a model read from
+            its path (the file may have changed since the driver read it).
 
     Returns:
         `(encoder, loaded)`: `loaded` is True for the call that loaded the model.
 
     Example:
-    >>> model = open("spm.model", "rb").read()
     >>> digest = SentencePieceEncoder("spm.model").model_sha256
-    >>> first, loaded = shared_encoder(model, None, digest)
-    >>> second, loaded_again = shared_encoder(model, None, digest)
+    >>> first, loaded = shared_encoder("spm.model", None, digest)
+    >>> second, loaded_again = shared_encoder(open("spm.model", "rb").read(), None, digest)
     >>> second is first, loaded_again
     (True, False)
     """
-    key = (model_sha256, lower_case)
     with _ENCODERS_LOCK:
-        if key in _ENCODERS:
-            return _ENCODERS[key], False
-        encoder = encoder_from_bytes(model_bytes, lower_case)
-        _ENCODERS[key] = encoder
+        if (model_sha256, lower_case) in _ENCODERS:
+            return _ENCODERS[model_sha256, lower_case], False
+        if isinstance(model, str):
+            encoder = encoder_from_bytes(filesystems.read_bytes(model), lower_case)
+            if encoder.model_sha256 != model_sha256:
+                raise ValueError(
+                    f"SentencePiece model {model!r} changed while the pipeline ran "
+                    f"(sha256 {encoder.model_sha256}, was {model_sha256})"
+                )
+        else:
+            encoder = encoder_from_bytes(model, lower_case)
+        # Under the setting asked for and the one it resolved to (None -> the vocabulary's).
+        _ENCODERS[model_sha256, lower_case] = _ENCODERS[model_sha256, encoder.lower_case] = encoder
         return encoder, True
 
 
@@ -198,8 +208,8 @@ class _MeasureFile(beam.DoFn):
 
 
 class _ReadPieces(beam.DoFn):
-    """(path, group state at its start) -> (shard, (group index, path, [documents])) for each
-    group the file's documents fall in."""
+    """(path, group state at its start) -> (shard, (group index, path, *packed documents)) for
+    each group the file's documents fall in (`_packed`)."""
 
     def __init__(self, input_format, paragraphs_per_document, group_chars, num_shards):
         self.input_format = input_format
@@ -218,21 +228,50 @@ class _ReadPieces(beam.DoFn):
         for document in documents:
             document_group = cutter.add(document_chars(document))
             if document_group != group:
+                value = (group, path, *_packed(piece))
                 self.cpu_ms.inc(round((time.thread_time() - start) * 1000))
-                yield group % self.num_shards, (group, path, piece)
+                yield group % self.num_shards, value
                 start, group, piece = time.thread_time(), document_group, []
             piece.append(document)
-        self.cpu_ms.inc(round((time.thread_time() - start) * 1000))
         if piece:
-            yield group % self.num_shards, (group, path, piece)
+            value = (group, path, *_packed(piece))
+            self.cpu_ms.inc(round((time.thread_time() - start) * 1000))
+            yield group % self.num_shards, value
+
+
+def _packed(documents: list[list[str]]) -> tuple[bytes, bytes]:
+    """Documents as two byte strings, whatever their sentences: the UTF-8 text of every
+    sentence, and as int32 the number of documents, each one's number of sentences and each
+    sentence's length in characters. A runner copies these in one call each where a list of
+    lists of str costs a Python object per sentence in every step, and the DirectRunner holds
+    bytes at one byte per ASCII character (a str with one curly quote takes two per character).
+    """
+    sentences = list(chain.from_iterable(documents))
+    sizes = chain([len(documents)], map(len, documents), map(len, sentences))
+    counts = np.fromiter(sizes, np.int32, 1 + len(documents) + len(sentences))
+    return zlib.compress("".join(sentences).encode(), 1), counts.tobytes()
+
+
+def _unpacked(text: bytes, sizes: bytes) -> list[list[str]]:
+    """The documents `_packed` packed."""
+    counts = np.frombuffer(sizes, np.int32)
+    number = int(counts[0])
+    ends = np.cumsum(counts[1 + number :]).tolist()
+    characters = zlib.decompress(text).decode()
+    sentences = [characters[a:b] for a, b in zip([0, *ends[:-1]], ends)]
+    documents, first = [], 0
+    for count in counts[1 : 1 + number].tolist():
+        documents.append(sentences[first : first + count])
+        first += count
+    return documents
 
 
 class _MakeShard(beam.DoFn):
     """(shard, [its pieces]) -> the shard file, its groups in order; yields its stats."""
 
-    def __init__(self, config, model_bytes, recorded, output_dir, keep_freed_memory=False):
+    def __init__(self, config, model, recorded, output_dir, keep_freed_memory=False):
         self.config = config
-        self.model_bytes = model_bytes
+        self.model = model
         self.lower_case = recorded["lower_case"]
         self.model_sha256 = recorded["vocabulary_sha256"]
         self.num_shards = recorded["num_shards"]
@@ -245,7 +284,7 @@ class _MakeShard(beam.DoFn):
     def setup(self):
         if self.keep_freed_memory:
             shard_worker.keep_freed_memory()
-        self.encoder, loaded = shared_encoder(self.model_bytes, self.lower_case, self.model_sha256)
+        self.encoder, loaded = shared_encoder(self.model, self.lower_case, self.model_sha256)
         self.loaded = loaded  # counted in process: a counter counts only inside a bundle
 
     def process(self, element):
@@ -253,27 +292,20 @@ class _MakeShard(beam.DoFn):
             self.loads.inc()
             self.loaded = False
         shard, pieces = element
-        name = shard_name(shard, self.num_shards)
-        path = FileSystems.join(self.output_dir, name)
-        # A retried or concurrent attempt writes the same bytes: the last rename wins.
-        temporary = FileSystems.join(self.output_dir, f".{name}.beam-{os.getpid()}.partial")
         stats = PretrainingStats()
-        with FileSystems.create(temporary, mime_type="application/octet-stream") as f:
+        with _ShardFile(self.output_dir, shard_name(shard, self.num_shards)) as f:
             for chunks in self._made(_groups(pieces), stats):
                 start = time.thread_time()
                 for chunk in chunks:
                     f.write(chunk)
                 self.write_cpu_ms.inc(round((time.thread_time() - start) * 1000))
-        if FileSystems.exists(path):
-            FileSystems.delete([path])
-        FileSystems.rename([temporary], [path])
-        yield stats.to_dict()
+        yield [shard], stats.to_dict()
 
     def _made(self, groups, stats):
         """Yields the records of `groups` (in order) a batch of about `_COMBINE_CHARS` at a time,
         as lists of TFRecord chunks."""
         pending, pending_chars = [], 0
-        for group in [*groups, None]:
+        for group in chain(groups, [None]):
             if group is not None:
                 pending.append(group)
                 pending_chars += sum(map(document_chars, group[1]))
@@ -288,44 +320,63 @@ class _MakeShard(beam.DoFn):
                 pending, pending_chars = [], 0
 
 
-def _groups(pieces: Iterable) -> list[tuple[int, list[list[str]]]]:
-    """A shard's pieces (and None for the empty-shard marker) -> its groups, in input order:
-    `(group index, documents)`, a group's files in path order."""
-    ordered = sorted((p for p in pieces if p is not None), key=lambda p: (p[0], p[1]))
-    groups = []
-    for group, _, documents in ordered:
-        if groups and groups[-1][0] == group:
-            groups[-1][1].extend(documents)
-        else:
-            groups.append((group, list(documents)))
-    return groups
+class _ShardFile:
+    """Writes `output_dir/name` under a hidden temporary name, renamed once complete: a retried
+    or concurrent attempt writes the same bytes, and the last rename wins."""
+
+    def __init__(self, output_dir: str, name: str):
+        self.path = FileSystems.join(output_dir, name)
+        self.temporary = FileSystems.join(output_dir, f".{name}.beam-{os.getpid()}.partial")
+
+    def __enter__(self):
+        self.file = FileSystems.create(self.temporary, mime_type="application/octet-stream")
+        return self.file
+
+    def __exit__(self, error_type, *_):
+        self.file.close()
+        if error_type is None:
+            if FileSystems.exists(self.path):
+                FileSystems.delete([self.path])
+            FileSystems.rename([self.temporary], [self.path])
 
 
-def _merge_made_stats(dicts: Iterable[dict]) -> dict:
-    total = PretrainingStats()
-    for value in dicts:
+def _groups(pieces: Iterable) -> Iterator[tuple[int, list[list[str]]]]:
+    """A shard's pieces -> its groups, in input order: `(group index, documents)`, a group's
+    files in path order. Unpacked one group at a time."""
+    group, documents = None, []
+    for index, _, text, sizes in sorted(pieces, key=lambda p: (p[0], p[1])):
+        if index != group and documents:
+            yield group, documents
+            documents = []
+        group = index
+        documents += _unpacked(text, sizes)
+    if documents:
+        yield group, documents
+
+
+def _merge_made_stats(values: Iterable[tuple[list[int], dict]]) -> tuple[list[int], dict]:
+    """`(shards, stats dict)` of several shards -> of all of them."""
+    shards, total = [], PretrainingStats()
+    for value_shards, value in values:
+        shards += value_shards
         total.merge(PretrainingStats.from_dict(value))
-    return total.to_dict()
+    return sorted(shards), total.to_dict()
 
 
 def _write_stats(made, measured, *, recorded, output_dir, started):
+    """Writes the shards no group went to (empty, as locally), then `stats.json`."""
     num_shards = recorded["num_shards"]
+    names = [shard_name(s, num_shards) for s in range(num_shards)]
+    for shard in sorted(set(range(num_shards)) - set(made[0])):
+        with _ShardFile(output_dir, names[shard]):
+            pass
     read_stats = ReadStats()
     for _, _, file_stats in measured:
         read_stats.merge(ReadStats.from_dict(file_stats))
-    summary = summarize(
-        recorded,
-        sorted(path for path, _, _ in measured),
-        read_stats,
-        PretrainingStats.from_dict(made),
-        [shard_name(s, num_shards) for s in range(num_shards)],
-    )
+    files = sorted(path for path, _, _ in measured)
+    made_stats = PretrainingStats.from_dict(made[1])
+    summary = summarize(recorded, files, read_stats, made_stats, names)
     summary["seconds"] = round(time.time() - started, 3)
     summary["cpu_seconds"] = None  # spread over the runner's workers
-    path = FileSystems.join(output_dir, "stats.json")
-    temporary = FileSystems.join(output_dir, f".stats.json.beam-{os.getpid()}.partial")
-    with FileSystems.create(temporary, mime_type="application/json") as f:
+    with _ShardFile(output_dir, "stats.json") as f:
         f.write(json.dumps(summary, indent=1).encode())
-    if FileSystems.exists(path):
-        FileSystems.delete([path])
-    FileSystems.rename([temporary], [path])
