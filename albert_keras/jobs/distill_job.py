@@ -1,8 +1,8 @@
 """`albert-keras distill`: a smaller ALBERT pretrained against a frozen teacher, resumable.
 
-The flow mirrors `albert-keras pretrain`: infer the record shapes -> pick the strategy -> load
-the teacher (a saved `AlbertPretrainer`) and build the student (the teacher's architecture, a
-preset or a JSON config, plus `--config` overrides) -> warm-start the student from the teacher
+The flow is `JobRun`'s, as `albert-keras pretrain`'s: pick the strategy and precision -> infer
+the record shapes -> load the teacher (a saved `AlbertPretrainer`) and build the student (the
+teacher's architecture, a preset or a JSON config, plus `--config` overrides) -> warm-start the student from the teacher
 where the widths match -> evaluate both on held-out records before any training (how much of the
 teacher a truncated student keeps) -> compile with LAMB and warmup/linear decay -> restore the
 last checkpoint -> `fit` the `AlbertDistiller` -> evaluate -> write the student's `model.keras`
@@ -16,12 +16,10 @@ state (the teacher's frozen weights included) and the batches are a pure functio
 import glob
 import json
 import os
-from typing import Any, NamedTuple
-
-import keras
 
 from albert_keras.distill.albert_distiller import AlbertDistiller
 from albert_keras.distill.warm_start import warm_start, warm_start_mismatch
+from albert_keras.jobs.job_run import JobRun, text_preprocessor
 from albert_keras.models import AlbertBackbone, AlbertPretrainer
 from albert_keras.optimizers import Lamb, WarmupLinearDecay
 from albert_keras.training import strategy as strategies
@@ -35,7 +33,7 @@ from albert_keras.training.periodic_training import (
 from albert_keras.training.precision import loss_scaled
 from albert_keras.training.record_inputs import RecordInputs
 from albert_keras_contracts import atomic_write
-from albert_keras_settings import DistillSettings, resolve_settings
+from albert_keras_settings import DistillSettings
 
 BEFORE_FILE = "eval_before.json"
 
@@ -72,104 +70,111 @@ def distill(
     >>> summary["steps"]["total"], "mlm_accuracy" in summary["eval_before"]  # before training
     (4, True)
     """
-    s = resolve_settings(DistillSettings, settings, overrides)
-    run = _set_up(s)
-    keras.utils.set_random_seed(s.seed)  # before anything random (see pretrain)
-    inputs_used = {"teacher": s.teacher, "records": s.records, "eval_records": s.eval_records}
-    with training_folder(
-        s.output_dir,
-        "albert-keras distill",
-        run.config,
-        (BEFORE_FILE,),
-        inputs=inputs_used,
-        overwrite=s.overwrite,
-    ) as folder:
-        training = PeriodicTraining(
-            folder, run.config, max_steps=s.max_steps, checkpoint_every=s.checkpoint_every
+    return _Distill(settings, overrides, verbose).run()
+
+
+class _Distill(JobRun):
+    """`distill`'s data (records), model (the distiller of teacher and student) and metrics."""
+
+    command = "albert-keras distill"
+    settings_class = DistillSettings
+
+    def read_inputs(self) -> dict:
+        """Checks the inputs, loads the teacher and chooses the student."""
+        s = self.settings
+        if not os.path.isfile(s.teacher):
+            raise FileNotFoundError(f"--teacher {s.teacher}: no such file")
+        check_outside("--teacher", s.teacher, s.output_dir)
+        self.spm_model = _find_spm_model(s.teacher, s.spm_model)
+        self.inputs = inputs = RecordInputs(s.records, s.eval_records)
+        self.check_replicas(s.batch_size)
+        self.use_xla = strategies.resolve_jit_compile(s.jit_compile, self.distribution)
+        with strategies.scope(self.distribution):
+            self.teacher = _load_teacher(s.teacher)
+        student = _student_config(s.student, s.config, self.teacher.backbone, inputs.max_seq_length)
+        init = _student_init(s.student_init, self.teacher.backbone, student)
+        inputs.check_token_ids(student["vocabulary_size"], f"--teacher {s.teacher}", self.spm_model)
+        self.run_config = _run_config(s, inputs, student, init, self.precision)
+        return self.run_config
+
+    def output_folder(self, arguments: dict):
+        s = self.settings
+        used = {"teacher": s.teacher, "records": s.records, "eval_records": s.eval_records}
+        return training_folder(
+            s.output_dir, self.command, arguments, (BEFORE_FILE,), inputs=used,
+            overwrite=s.overwrite,
+        )  # fmt: skip
+
+    def prepare(self, folder) -> None:
+        s = self.settings
+        self.training = PeriodicTraining(
+            folder, self.run_config, max_steps=s.max_steps, checkpoint_every=s.checkpoint_every
         )
-        return _train(s, run, training, verbose)
+        self.start_step = self.training.saved_step()
+        self.train_data = self.inputs.train_data(
+            s.batch_size,
+            seed=s.seed,
+            start_step=self.start_step,
+            dynamic_masking=s.dynamic_masking,
+            vocabulary_size=self.run_config["student"]["vocabulary_size"],
+        )
+        self.eval_data, self.eval_steps = self.inputs.eval_data(s.batch_size, s.eval_steps)
+        # Made after seeding (which drops the SentencePiece op of a tokenizer made before).
+        self.preprocessor = text_preprocessor(self.spm_model, self.inputs.max_seq_length)
+
+    def build(self, folder):
+        """The distiller, evaluated before training (`eval_before.json`), then restored."""
+        s, run_config = self.settings, self.run_config
+        student = AlbertPretrainer(
+            AlbertBackbone(**run_config["student"], dtype=run_config["mixed_precision"]),
+            sentence_objective=None,
+            preprocessor=self.preprocessor,  # saved with it: the student takes strings
+        )
+        distiller, self.copied = _build_distiller(
+            s, self.teacher, student, run_config, self.use_xla
+        )
+        self.eval_before = _eval_before(
+            self.training, distiller, self.eval_data, self.eval_steps, self.start_step
+        )
+        initial_step = self.training.restore(distiller)
+        if initial_step < s.max_steps:
+            print(
+                f"distilling steps {initial_step + 1}..{s.max_steps} on "
+                f"{len(self.inputs.files)} file(s) "
+                f"({'resumed' if initial_step else 'new run'}), student init "
+                f"{run_config['student_init']}: {strategies.describe(self.distribution)}, "
+                f"{run_config['mixed_precision']}, jit_compile={self.use_xla}"
+            )
+        return distiller
+
+    def fit(self, model) -> None:
+        self.training.fit(model, self.train_data, self.verbose)
+
+    def evaluate(self, folder, model) -> dict:
+        return held_out_means(model, self.eval_data, self.eval_steps)
+
+    def save(self, folder, model) -> None:
+        self.training.save_pretrainer(model.student, self.spm_model)
+
+    def summary(self, model, figures: dict) -> dict:
+        return self.training.run_summary(
+            self.inputs,
+            self.settings.batch_size,
+            distribution=self.distribution,
+            jit_compile=self.use_xla,
+            steps_per_execution=self.settings.steps_per_execution,
+            spm_model=self.spm_model,
+            held_out=(figures, self.eval_steps),
+            parameters={
+                "teacher": int(self.teacher.backbone.count_params()),
+                "student": int(model.student.backbone.count_params()),
+            },
+            warm_started_variables=len(self.copied),
+            eval_before=self.eval_before,
+        )
 
 
 # === Steps ===
-
-
-class _Run(NamedTuple):
-    """What `_set_up` found: the run is these, whichever folder it writes."""
-
-    config: dict  # the run config: what a resumed run must share with the one it continues
-    inputs: RecordInputs
-    distribution: Any  # the tf.distribute strategy
-    jit_compile: bool
-    teacher: AlbertPretrainer
-    spm_model: str | None
-
-
-def _set_up(s: DistillSettings) -> _Run:
-    """Checks the inputs, picks the strategy and precision, loads the teacher and chooses the
-    student: everything that can fail before the output folder is touched."""
-    if not os.path.isfile(s.teacher):
-        raise FileNotFoundError(f"--teacher {s.teacher}: no such file")
-    check_outside("--teacher", s.teacher, s.output_dir)
-    spm_model = _find_spm_model(s.teacher, s.spm_model)
-    inputs = RecordInputs(s.records, s.eval_records)
-    distribution = strategies.get_strategy(s.strategy)
-    replicas = strategies.num_replicas(distribution)
-    if s.batch_size % replicas:
-        raise ValueError(f"--batch_size={s.batch_size} is not divisible by {replicas} replicas")
-    use_xla = strategies.resolve_jit_compile(s.jit_compile, distribution)
-    precision, why = strategies.choose_precision(s.mixed_precision, distribution)
-    print(f"mixed precision: {precision} ({why})")
-    with strategies.scope(distribution):
-        teacher = _load_teacher(s.teacher)
-    student = _student_config(s.student, s.config, teacher.backbone, inputs.max_seq_length)
-    init = _student_init(s.student_init, teacher.backbone, student)
-    inputs.check_token_ids(student["vocabulary_size"], f"--teacher {s.teacher}", spm_model)
-    run_config = _run_config(s, inputs, student, init, precision)
-    return _Run(run_config, inputs, distribution, use_xla, teacher, spm_model)
-
-
-def _train(s: DistillSettings, run: _Run, training: PeriodicTraining, verbose) -> dict:
-    """Builds the distiller, evaluates it before training, trains it from the last checkpoint,
-    evaluates it again and saves the student; returns the summary."""
-    start_step = training.saved_step()
-    train_data = run.inputs.train_data(
-        s.batch_size,
-        seed=s.seed,
-        start_step=start_step,
-        dynamic_masking=s.dynamic_masking,
-        vocabulary_size=run.config["student"]["vocabulary_size"],
-    )
-    eval_data, eval_steps = run.inputs.eval_data(s.batch_size, s.eval_steps)
-    with strategies.scope(run.distribution):
-        distiller, copied = _build_distiller(s, run.teacher, run.config, run.jit_compile)
-        eval_before = _eval_before(training, distiller, eval_data, eval_steps, start_step)
-        initial_step = training.restore(distiller)
-        if initial_step < s.max_steps:
-            print(
-                f"distilling steps {initial_step + 1}..{s.max_steps} on {len(run.inputs.files)} "
-                f"file(s) ({'resumed' if initial_step else 'new run'}), student init "
-                f"{run.config['student_init']}: {strategies.describe(run.distribution)}, "
-                f"{run.config['mixed_precision']}, jit_compile={run.jit_compile}"
-            )
-        training.fit(distiller, train_data, verbose)
-        eval_logs = held_out_means(distiller, eval_data, eval_steps)
-
-    return training.finish(
-        distiller.student,
-        run.inputs,
-        s.batch_size,
-        distribution=run.distribution,
-        jit_compile=run.jit_compile,
-        steps_per_execution=s.steps_per_execution,
-        spm_model=run.spm_model,
-        held_out=(eval_logs, eval_steps),
-        parameters={
-            "teacher": int(run.teacher.backbone.count_params()),
-            "student": int(distiller.student.backbone.count_params()),
-        },
-        warm_started_variables=len(copied),
-        eval_before=eval_before,
-    )
 
 
 def _student_init(student_init: str, teacher_backbone, student_config: dict) -> str:
@@ -200,14 +205,10 @@ def _run_config(
 
 
 def _build_distiller(
-    s: DistillSettings, teacher: AlbertPretrainer, run_config: dict, jit_compile: bool
+    s: DistillSettings, teacher: AlbertPretrainer, student, run_config: dict, jit_compile: bool
 ) -> tuple[AlbertDistiller, dict]:
-    """The student (warm-started from `teacher` when the run config says so) and the compiled
-    distiller of the two; and the variables the warm start copied (`{}` for none)."""
-    student = AlbertPretrainer(
-        AlbertBackbone(**run_config["student"], dtype=run_config["mixed_precision"]),
-        sentence_objective=None,
-    )
+    """The compiled distiller of `teacher` and `student` (warm-started from the teacher when
+    the run config says so); and the variables the warm start copied (`{}` for none)."""
     copied = warm_start(teacher, student) if run_config["student_init"] == "teacher" else {}
     distiller = AlbertDistiller(
         teacher,

@@ -1,9 +1,10 @@
 """`albert-keras pretrain`: ALBERT pretraining on TFRecord shards, resumable after `kill -9`.
 
-The flow: infer the record shapes -> pick the strategy -> build the pretrainer (a preset plus
-`--config` overrides) -> compile with the paper's LAMB and warmup/linear decay -> restore the last
-checkpoint if there is one -> `fit` -> evaluate on held-out records -> write `model.keras` (the
-pretrainer), `backbone.keras` and `summary.json` into `--output_dir`.
+The flow is `JobRun`'s: pick the strategy and precision -> infer the record shapes -> build the
+pretrainer (a preset plus `--config` overrides) -> compile with the paper's LAMB and
+warmup/linear decay -> restore the last checkpoint if there is one -> `fit` -> evaluate on
+held-out records -> write `model.keras` (the pretrainer), `backbone.keras` and `summary.json`
+into `--output_dir`.
 
 Resume is exact: fit's epochs are checkpoint periods of `checkpoint_every` steps, each ending
 with a `StepCheckpoint` of the whole training state, and the batches come from
@@ -13,8 +14,7 @@ started again with the same command ends with the same weights as a run never st
 
 import os
 
-import keras
-
+from albert_keras.jobs.job_run import JobRun, text_preprocessor
 from albert_keras.models import AlbertBackbone, AlbertPretrainer
 from albert_keras.optimizers import Lamb, PerUpdateSchedule, WarmupLinearDecay, micro_batch_size
 from albert_keras.training import strategy as strategies
@@ -33,7 +33,7 @@ from albert_keras.training.periodic_training import (
 )
 from albert_keras.training.precision import loss_scaled
 from albert_keras.training.record_inputs import RecordInputs
-from albert_keras_settings import PretrainSettings, resolve_settings
+from albert_keras_settings import PretrainSettings
 from pipelines.tokenization import spm_vocabulary_size
 
 
@@ -61,60 +61,92 @@ def pretrain(
     (True, ['.albert-keras.json', 'backbone.keras', 'checkpoints', 'logs', 'model.keras',
             'summary.json'])
     """
-    s = resolve_settings(PretrainSettings, settings, overrides)
-    inputs, init, backbone_config = _read_inputs(s)
-    distribution, micro_batch, use_xla, precision = _place(s)
-    run_config = _run_config(s, inputs, backbone_config, precision)
-    _check_vocabulary(s, inputs, backbone_config, init)
-    # Before anything random is built: tf.data shuffles mix their seed with TF's global one.
-    keras.utils.set_random_seed(s.seed)
-    # The folder is checked and locked before anything is written; equal run configs resume.
-    inputs_used = {"records": s.records, "eval_records": s.eval_records, "spm_model": s.spm_model}
-    with training_folder(
-        s.output_dir, "albert-keras pretrain", run_config, inputs=inputs_used, overwrite=s.overwrite
-    ) as folder:
-        training = PeriodicTraining(
+    return _Pretrain(settings, overrides, verbose).run()
+
+
+class _Pretrain(JobRun):
+    """`pretrain`'s data (records), model (the compiled pretrainer, restored) and metrics."""
+
+    command = "albert-keras pretrain"
+    settings_class = PretrainSettings
+
+    def read_inputs(self) -> dict:
+        s = self.settings
+        self.inputs, self.init, backbone_config = _read_inputs(s)
+        self.check_replicas(s.batch_size)
+        replicas = strategies.num_replicas(self.distribution)
+        self.micro_batch = micro_batch_size(s.batch_size, s.gradient_accumulation_steps, replicas)
+        self.use_xla = strategies.resolve_jit_compile(s.jit_compile, self.distribution)
+        self.run_config = _run_config(s, self.inputs, backbone_config, self.precision)
+        _check_vocabulary(s, self.inputs, backbone_config, self.init)
+        return self.run_config
+
+    def output_folder(self, arguments: dict):
+        # Equal run configs resume; a folder of a run from before manifests is adopted.
+        s = self.settings
+        inputs = {"records": s.records, "eval_records": s.eval_records, "spm_model": s.spm_model}
+        return training_folder(
+            s.output_dir, self.command, arguments, inputs=inputs, overwrite=s.overwrite
+        )
+
+    def prepare(self, folder) -> None:
+        s = self.settings
+        self.training = PeriodicTraining(
             folder,
-            run_config,
+            self.run_config,
             max_steps=s.max_steps,
             checkpoint_every=s.checkpoint_every,
             gradient_accumulation_steps=s.gradient_accumulation_steps,
         )
         # Built before the model: the reader checks every file's first record, so bad input
         # fails in seconds, not after the model is built.
-        train_data = inputs.train_data(
-            micro_batch,
+        self.train_data = self.inputs.train_data(
+            self.micro_batch,
             seed=s.seed,
-            start_step=training.saved_step() * s.gradient_accumulation_steps,
+            start_step=self.training.saved_step() * s.gradient_accumulation_steps,
             dynamic_masking=s.dynamic_masking,
-            vocabulary_size=backbone_config["vocabulary_size"],
+            vocabulary_size=self.run_config["backbone"]["vocabulary_size"],
         )
-        eval_data, eval_steps = inputs.eval_data(micro_batch, s.eval_steps)
+        self.eval_data, self.eval_steps = self.inputs.eval_data(self.micro_batch, s.eval_steps)
+        # Made after seeding (which drops the SentencePiece op of a tokenizer made before).
+        self.preprocessor = text_preprocessor(s.spm_model, self.inputs.max_seq_length)
 
-        with strategies.scope(distribution):
-            pretrainer = _build_pretrainer(run_config, use_xla, s.steps_per_execution)
-            if init:
-                print(initialize_from(pretrainer, *init, s.init_from))
-            initial_step = training.restore(pretrainer)
-            if initial_step < s.max_steps:
-                print(
-                    f"pretraining steps {initial_step + 1}..{s.max_steps} on {len(inputs.files)} "
-                    f"file(s) ({'resumed' if initial_step else 'new run'}): "
-                    f"{strategies.describe(distribution)}, {precision}, jit_compile={use_xla}"
-                )
-            training.fit(pretrainer, train_data, verbose)
-            eval_logs = held_out_means(pretrainer, eval_data, eval_steps)
+    def build(self, folder):
+        s = self.settings
+        pretrainer = _build_pretrainer(
+            self.run_config, self.use_xla, s.steps_per_execution, self.preprocessor
+        )
+        if self.init:
+            print(initialize_from(pretrainer, *self.init, s.init_from))
+        initial_step = self.training.restore(pretrainer)
+        if initial_step < s.max_steps:
+            print(
+                f"pretraining steps {initial_step + 1}..{s.max_steps} on "
+                f"{len(self.inputs.files)} file(s) ({'resumed' if initial_step else 'new run'}): "
+                f"{strategies.describe(self.distribution)}, {self.precision}, "
+                f"jit_compile={self.use_xla}"
+            )
+        return pretrainer
 
-        return training.finish(
-            pretrainer,
-            inputs,
-            micro_batch,
-            distribution=distribution,
-            jit_compile=use_xla,
-            steps_per_execution=s.steps_per_execution,
-            spm_model=s.spm_model,
-            held_out=(eval_logs, eval_steps),
-            parameters=int(pretrainer.backbone.count_params()),
+    def fit(self, model) -> None:
+        self.training.fit(model, self.train_data, self.verbose)
+
+    def evaluate(self, folder, model) -> dict:
+        return held_out_means(model, self.eval_data, self.eval_steps)
+
+    def save(self, folder, model) -> None:
+        self.training.save_pretrainer(model, self.settings.spm_model)
+
+    def summary(self, model, figures: dict) -> dict:
+        return self.training.run_summary(
+            self.inputs,
+            self.micro_batch,
+            distribution=self.distribution,
+            jit_compile=self.use_xla,
+            steps_per_execution=self.settings.steps_per_execution,
+            spm_model=self.settings.spm_model,
+            held_out=(figures, self.eval_steps),
+            parameters=int(model.backbone.count_params()),
         )
 
 
@@ -139,19 +171,6 @@ def _read_inputs(s: PretrainSettings):
         pieces = count_pieces(s.spm_model)
         return inputs, init, init_backbone_config(init[0], s.config, pieces, seq_length)
     return inputs, None, _backbone_config(s.preset, s.config, s.spm_model, seq_length)
-
-
-def _place(s: PretrainSettings):
-    """The strategy, the batch each replica computes per forward pass, XLA and the precision."""
-    distribution = strategies.get_strategy(s.strategy)
-    replicas = strategies.num_replicas(distribution)
-    if s.batch_size % replicas:
-        raise ValueError(f"--batch_size={s.batch_size} is not divisible by {replicas} replicas")
-    micro_batch = micro_batch_size(s.batch_size, s.gradient_accumulation_steps, replicas)
-    use_xla = strategies.resolve_jit_compile(s.jit_compile, distribution)
-    precision, why = strategies.choose_precision(s.mixed_precision, distribution)
-    print(f"mixed precision: {precision} ({why})")
-    return distribution, micro_batch, use_xla, precision
 
 
 def _run_config(s: PretrainSettings, inputs, backbone_config: dict, precision: str) -> dict:
@@ -182,9 +201,14 @@ def _check_vocabulary(s: PretrainSettings, inputs, backbone_config: dict, init) 
 # === Training ===
 
 
-def _build_pretrainer(run_config: dict, jit_compile: bool, steps_per_execution: int):
+def _build_pretrainer(
+    run_config: dict, jit_compile: bool, steps_per_execution: int, preprocessor=None
+):
     backbone = AlbertBackbone(**run_config["backbone"], dtype=run_config["mixed_precision"])
-    pretrainer = AlbertPretrainer(backbone, sentence_objective=run_config["sentence_objective"])
+    # The preprocessor (no weights) travels in model.keras: the saved model takes strings.
+    pretrainer = AlbertPretrainer(
+        backbone, sentence_objective=run_config["sentence_objective"], preprocessor=preprocessor
+    )
     if not pretrainer.built:
         pretrainer.build()
     schedule = WarmupLinearDecay(

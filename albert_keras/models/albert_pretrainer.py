@@ -77,9 +77,14 @@ class AlbertPretrainer(AlbertTask, keras.Model):
       seen, so `evaluate` over batches of any sizes equals one batch holding the whole set;
       `loss` is `mlm_loss + sentence_loss`. Logits are float32 under mixed precision.
 
+    With a `preprocessor` (keras-hub's Task pattern, as the classifier's), the vocabulary and
+    sequence length travel in the saved model, and `predict` also takes strings holding
+    `[MASK]` (a fill-mask: `mlm_logits` at each text's masks, see `masked_text_inputs`).
+
     Args:
         backbone: `AlbertBackbone`. The encoder (its token embedding is the MLM output layer).
         sentence_objective: `"sop"`, `"nsp"` or `None` (MLM only: no sentence head).
+        preprocessor: `AlbertPreprocessor` or None. The vocabulary the model was trained on.
         **kwargs: passed to `keras.Model` (e.g. `name`).
 
     Call returns a dict: `mlm_logits` (batch, P, V) and, unless the objective is `None`,
@@ -100,8 +105,9 @@ class AlbertPretrainer(AlbertTask, keras.Model):
     """
 
     default_learning_rate = 1e-4
+    nested_objects = ("backbone", "preprocessor")
 
-    def __init__(self, backbone, sentence_objective="sop", **kwargs):
+    def __init__(self, backbone, sentence_objective="sop", preprocessor=None, **kwargs):
         if sentence_objective not in SENTENCE_OBJECTIVES:
             raise ValueError(
                 f"sentence_objective={sentence_objective!r} is not one of {SENTENCE_OBJECTIVES}"
@@ -116,6 +122,7 @@ class AlbertPretrainer(AlbertTask, keras.Model):
         super().__init__(**kwargs)
         self.backbone = backbone
         self.sentence_objective = sentence_objective
+        self.preprocessor = preprocessor
 
         # === Layers ===
         self.mlm_head = TiedMaskedLMHead(
@@ -254,6 +261,49 @@ class AlbertPretrainer(AlbertTask, keras.Model):
             if self.sentence_head is not None:
                 results["loss"] = results["loss"] + results["sentence_loss"]
         return results
+
+    def predict(self, x, batch_size=None, **kwargs):
+        """`keras.Model.predict`; with a `preprocessor`, also on strings holding `[MASK]`."""
+        if self._takes_text(x):
+            x = self.masked_text_inputs(x)
+        return super().predict(x, batch_size=batch_size, **kwargs)
+
+    def masked_text_inputs(self, texts) -> dict:
+        """Strings with `[MASK]` where a piece is to be predicted -> the batch dict the model
+        takes: `masked_lm_positions` at the masks, in order, padded with weight 0.
+
+        SentencePiece never makes `[MASK]` (a control piece) from text, so each text is cut at
+        the literal `[MASK]`, its parts tokenized, and the mask id put between them.
+
+        Args:
+            texts: a list or array of strings (needs the `preprocessor`).
+        """
+        import numpy as np
+        import tensorflow as tf
+
+        tokenizer = self.preprocessor.tokenizer
+        mask_id = tokenizer.mask_token_id
+        rows = []
+        for text in np.asarray(texts, dtype=object).reshape(-1):
+            text = text.decode() if isinstance(text, bytes) else str(text)
+            parts = [tokenizer(part).numpy().tolist() for part in text.split("[MASK]")]
+            rows.append([*parts[0], *(i for part in parts[1:] for i in (mask_id, *part))])
+        packed = self.preprocessor.pack(tf.ragged.constant(rows, dtype="int32", ragged_rank=1))
+        token_ids = packed["token_ids"].numpy()
+        is_mask = token_ids == mask_id
+        width = max(1, int(is_mask.sum(axis=1).max()))
+        positions = np.zeros((len(rows), width), "int32")
+        weights = np.zeros((len(rows), width), "float32")
+        for row, masks in enumerate(is_mask):
+            found = np.flatnonzero(masks)
+            positions[row, : len(found)], weights[row, : len(found)] = found, 1.0
+        return {
+            "input_ids": token_ids,
+            "input_mask": packed["padding_mask"].numpy(),
+            "segment_ids": packed["segment_ids"].numpy(),
+            "masked_lm_positions": positions,
+            "masked_lm_weights": weights,
+        }
 
     @staticmethod
     def _sentence_labels(x):

@@ -176,9 +176,8 @@ class PeriodicTraining:
         with one_line_os_errors(path):
             atomic_write.write_json(path, summary)
 
-    def finish(
+    def run_summary(
         self,
-        pretrainer: keras.Model,
         inputs: RecordInputs,
         batch: int,
         *,
@@ -189,24 +188,21 @@ class PeriodicTraining:
         held_out: tuple[dict, int],
         **figures,
     ) -> dict:
-        """A pretraining job's end, as pretrain and distill share it: saves `pretrainer`
-        (`save_pretrainer`) and writes `summary.json`; returns the summary.
+        """A pretraining job's summary (`summary.json`), as pretrain and distill share it.
 
         Args:
-            pretrainer: the trained `AlbertPretrainer` (distill's student).
             inputs: the run's `RecordInputs` (its globs and vocabulary go into the config).
             batch: int. Examples per batch fed (the micro-batch when accumulating).
             distribution: the `tf.distribute` strategy it ran under.
             jit_compile, steps_per_execution: recorded in the summary's config.
-            spm_model: str. Copied beside the model; recorded, and its sha256 as
-                `vocabulary_sha256` (without it, the one the records' `stats.json` records).
+            spm_model: str. Recorded, and its sha256 as `vocabulary_sha256` (without it, the
+                one the records' `stats.json` records).
             held_out: (`held_out_means`' figures, the held-out steps they took).
             **figures: the job's own entries, between `distribution` and `eval`
                 (`parameters`, distill's `eval_before`, ...).
         """
-        self.save_pretrainer(pretrainer, spm_model)
         eval_logs, eval_steps = held_out
-        summary = {
+        return {
             **self.summary(
                 batch * inputs.max_seq_length,
                 **inputs.description(),
@@ -223,8 +219,6 @@ class PeriodicTraining:
             "eval": eval_logs,
             "eval_examples": eval_steps * batch,
         }
-        self.write_summary(summary)
-        return summary
 
 
 def schedule_config(settings, inputs: RecordInputs, precision: str) -> dict:

@@ -78,7 +78,7 @@ SAVED_LAYOUT = {
         32,
     ),
     "pretrainer": (
-        {"name", "trainable", "backbone", "sentence_objective"},
+        {"name", "trainable", "backbone", "sentence_objective", "preprocessor"},
         "albert_keras>AlbertPretrainer",
         {"backbone/layers", "layers/dense", "layers/tied_masked_lm_head"},
         28,
