@@ -89,8 +89,9 @@ def check_arguments(args: argparse.Namespace) -> None:
                 f"--{flag} {getattr(args, flag)} and the positional {given} both given: "
                 f"give only --{flag}"
             )
-        if given is not None:
+        if given is not None:  # moved, so a second check (main's, then run's) passes
             setattr(args, flag, given)
+            setattr(args, positional, None)
     if args.model is None or args.output_dir is None:
         raise ValueError("give --model MODEL.keras and --output_dir DIR")
     if os.path.isdir(args.model):

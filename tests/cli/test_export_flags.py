@@ -31,6 +31,8 @@ def test_flags_and_the_old_positionals_give_the_same_export(tmp_path):
     mixed = _checked(str(model), "--output_dir", "out", "--spm_model", str(spm))
     for args in (flags, old, mixed):
         assert (args.model, args.output_dir) == (str(model), "out")
+        export.check_arguments(args)  # again, as run() does after main(): still one model
+        assert (args.model, args.output_dir) == (str(model), "out")
     assert flags.max_seq_length == old.max_seq_length == 16
 
 
