@@ -1,0 +1,82 @@
+"""The Beam pipeline's structure (`pipelines.beam_pipeline`): SentencePiece is loaded once per
+process, not once per DoFn instance; workers count it, with their CPU per step; a group's
+documents cross the shuffle packed, and come back the same."""
+
+import json
+import re
+
+# apache-beam is the `beam` extra, which `make install` installs: a broken install fails this
+# module at import instead of skipping its tests.
+import apache_beam  # noqa: F401
+import pytest
+
+from pipelines import beam_pipeline
+from pipelines.beam_writer import write_pretraining_data_beam
+from pipelines.pretraining_data import main
+
+SPM = "vocab/30k-clean.reconstructed.model"
+BOOK = "corpus/gutenberg/1661.txt"
+
+
+def test_packed_documents_come_back_the_same():
+    documents = [
+        ["It was fine.", "", "Curly \u201cquotes\u201d, caf\u00e9 and \U0001f600."],
+        ["One sentence only."],
+        ["", ""],
+        ["x" * 70_000, "a\tb  c"],
+    ]
+    text, sizes = beam_pipeline._packed(documents)
+    assert isinstance(text, bytes) and isinstance(sizes, bytes)
+    assert len(sizes) == 4 * (1 + 4 + 8)  # int32: the count, sentences per document, lengths
+    assert beam_pipeline._unpacked(text, sizes) == documents
+    assert beam_pipeline._unpacked(*beam_pipeline._packed([])) == []
+
+
+def test_sentencepiece_loads_once_per_process_whatever_the_dofn_instances(
+    shared_data, tmp_path, monkeypatch
+):
+    """Two worker threads in this process (multi_threading), each with its own DoFn instance,
+    and the driver, which checks the model first: one load in all."""
+    loads = []
+    load = beam_pipeline.encoder_from_bytes
+    monkeypatch.setattr(beam_pipeline, "encoder_from_bytes", lambda *a: loads.append(1) or load(*a))
+    monkeypatch.setattr(beam_pipeline, "_ENCODERS", {})  # as in a fresh process
+    stats = write_pretraining_data_beam(
+        input=str(shared_data / BOOK),
+        spm_model=str(shared_data / SPM),
+        output_dir=str(tmp_path / "out"),
+        progress=False,
+        beam_args=["--direct_num_workers=2", "--direct_running_mode=multi_threading"],
+        max_seq_length=128,
+        dupe_factor=1,
+        num_shards=4,
+        group_chars=1 << 15,
+    )
+    assert stats["examples"] > 300
+    assert len(loads) == 1
+
+
+def test_worker_processes_load_sentencepiece_once_each_and_count_their_cpu(
+    shared_data, tmp_path, capsys
+):
+    arguments = ["--input", str(shared_data / BOOK), "--spm_model", str(shared_data / SPM)]
+    arguments += ["--output_dir", str(tmp_path / "out"), "--max_seq_length", "128"]
+    arguments += ["--dupe_factor", "1", "--num_shards", "3", "--group_chars", str(1 << 15)]
+    arguments += ["--runner", "DirectRunner", "--direct_num_workers=2"]
+    assert main([*arguments, "--direct_running_mode=multi_processing"]) == 0
+    line = next(
+        line for line in capsys.readouterr().err.splitlines() if "workers' CPU-seconds" in line
+    )
+    found = re.search(r"read ([\d.]+), make ([\d.]+), write ([\d.]+); .* loaded (\d+) ", line)
+    read, make, write, loads = found.groups()
+    assert int(loads) == 2  # one per worker process (both make shards: 3 shards, 2 workers)
+    assert float(make) > float(read) > 0 and float(write) >= 0
+    assert json.loads((tmp_path / "out" / "stats.json").read_text())["examples"] > 300
+
+
+def test_a_model_changed_under_a_running_pipeline_is_refused(shared_data, tmp_path, monkeypatch):
+    monkeypatch.setattr(beam_pipeline, "_ENCODERS", {})
+    path = tmp_path / "spm.model"
+    path.write_bytes((shared_data / SPM).read_bytes())
+    with pytest.raises(ValueError, match=r"spm.model' changed while the pipeline ran"):
+        beam_pipeline.shared_encoder(str(path), None, "0" * 64)
