@@ -18,6 +18,7 @@ import shutil
 import keras
 import tensorflow as tf
 
+from albert_keras.serving.length_groups import classifier_logits, logits_by_length
 from albert_keras_contracts import atomic_write
 from albert_keras_contracts.output_folder import OutputFolder, OutputFolderError, os_error_line
 
@@ -117,8 +118,12 @@ def _text_preprocessor(model, preprocessor):
 def _archive(model, preprocessor, num_classes: int) -> keras.export.ExportArchive:
     """The endpoints over raw text: `serving_default` (one text), `pairs` and `tokenize`."""
 
+    logits_of = classifier_logits(model)
+
     def outputs(inputs):
-        logits = tf.cast(model(inputs, training=False), tf.float32)
+        # The padded inputs `tokenize` returns, computed at the texts' own lengths: equal
+        # outputs (length_groups.py says why), less work for the short texts requests hold.
+        logits = logits_by_length(logits_of, inputs, num_classes)
         if num_classes == 1:
             return {"score": logits[:, 0]}
         return {"probabilities": tf.nn.softmax(logits, axis=-1)}
