@@ -4,15 +4,18 @@
     .venv/bin/python benchmarks/inference.py --num_layers 12 --hidden_dim 768 --num_heads 12 \
         --intermediate_dim 3072                                  # albert_base
 
+The model alone, on token tensors at the full `--seq_length`. Serving (issue #34: the exported
+SavedModel of each over raw strings, ours from `albert-keras export` and keras-hub's through
+`keras.export.ExportArchive`, batch-1 p50 / p99 over 200 requests and batch-64 throughput, at
+equal outputs) is the one question of `serving_latency.py`, which this script does not repeat:
+
+    .venv/bin/python benchmarks/serving_latency.py
+
 Two measurements per peer, each alternated round by round with the other peers (medians):
 latency of one sequence (batch 1) and throughput at `--batch_size` (64) sequences. Keras peers
 run `predict_on_batch` (the compiled predict function, as `model.predict` uses); Hugging Face's
 `AlbertForSequenceClassification` runs eagerly under `torch.inference_mode` when `torch` and
 `transformers` import. All peers have the same config, random weights and no dropout.
-
-The exported SavedModels over raw strings (ours from `albert-keras export`, keras-hub's
-through `keras.export.ExportArchive`), batch-1 p50 / p99 and batch-64 throughput, are timed by
-`serving_latency.py`.
 
 With `--models NAME=PATH,...` the peers are instead our classifiers on saved models (a
 backbone, a pretrainer or a classifier `.keras`), e.g. a teacher, its distilled student and the
@@ -215,6 +218,7 @@ def main(argv=None) -> int:
     print("x = speed relative to the peer: median over rounds of (its time / this time)")
     for note in notes:
         print(note)
+    print("the exported SavedModels over strings (serving latency): benchmarks/serving_latency.py")
     return 0
 
 
