@@ -42,7 +42,9 @@ def export_saved_model(
     - `tokenize(text)`: the packed `token_ids`, `segment_ids`, `padding_mask` (to check what
       the model sees).
     The classifying ones return `probabilities` (batch, classes), the softmax of the logits,
-    or, for a regression model (`num_classes == 1`), `score` (batch,).
+    or, for a regression model (`num_classes == 1`), `score` (batch,). They run the model at
+    the texts' own lengths, not the padded one (`length_groups`: the same outputs up to float
+    round-off, less work for short texts).
 
     The SavedModel needs TensorFlow and `tensorflow-text` (whose SentencePiece and
     normalization ops the graph uses: `import tensorflow_text` before loading), not
