@@ -39,13 +39,15 @@ class FinetuneSquadSettings:
     Args:
         version: `"1.1"` or `"2.0"`.
         train_file, predict_file: SQuAD JSON paths (`source="json"`); `train_file` may be None
-            with `epochs=0` (predict only).
+            with `epochs=0` and no `max_steps` (predict only).
         init_from: the weights to start from (`--init_from`, or `--model` as before): a `.keras`
             path holding an `AlbertBackbone` or a model with a `.backbone` (an
             `AlbertQuestionAnswerer` keeps its trained head), or such a model in memory.
         output_dir: the run's folder: new, empty or an earlier `finetune-squad` run's.
         head: `"simple"` or `"v2"`; `None`: a saved `AlbertQuestionAnswerer`'s own head, else
             simple for 1.1 and v2 for 2.0.
+        max_steps: the optimizer steps, as `finetune-glue`'s; given, it wins over `epochs`
+            (which keeps its default, so the two cannot be told apart to be refused together).
         learning_rate: `None`: 5e-5 (1.1) or 3e-5 (2.0), `learning_rate_or_default()`.
         ...: one per field below; each field's help says what it does.
 
@@ -91,6 +93,9 @@ class FinetuneSquadSettings:
     epochs: float = setting(
         2.0, "passes over the training features; 0: predict with the model as is"
     )
+    max_steps: int | None = setting(
+        None, "optimizer steps; wins over --epochs when given (none: --epochs decides)"
+    )
     learning_rate: float | None = setting(None, "peak; none: 5e-5 (1.1), 3e-5 (2.0)")
     warmup_proportion: float = setting(0.1, "fraction of the steps with a linear warmup")
     n_best_size: int = setting(20, "candidate answers kept per question")
@@ -111,12 +116,18 @@ class FinetuneSquadSettings:
             "n_best_size",
             "max_answer_length",
         )
+        if self.max_steps is not None:
+            check_positive(self, "max_steps")
         if self.epochs < 0 or not 0 <= self.warmup_proportion <= 1:
             raise ValueError(f"epochs={self.epochs} must be >= 0, warmup_proportion in [0, 1]")
         if self.source == "json" and (
-            self.predict_file is None or (self.epochs > 0 and self.train_file is None)
+            self.predict_file is None or (self.trains() and self.train_file is None)
         ):
             raise ValueError("--predict_file (and --train_file unless --epochs 0) are required")
+
+    def trains(self) -> bool:
+        """Whether the run fine-tunes (`max_steps` given, or `epochs` above 0) before predicting."""
+        return self.max_steps is not None or self.epochs > 0
 
     def learning_rate_or_default(self) -> float:
         """`learning_rate`, or the official one for `version` where it is `None`."""

@@ -8,9 +8,10 @@ threshold that maximizes dev F1 (`best_f1_thresh`), as the official `evaluate_v2
 `model.fit` under any strategy. The command is `albert-keras finetune-squad`
 (`albert_keras_cli/finetune_squad.py`); its settings are `FinetuneSquadSettings`.
 
-The flow: read the SQuAD files and make their features (a file with no usable question is
-refused here) -> load `init_from` under the strategy and put the head on its backbone -> `fit`
--> save `model.keras` -> predict, pick the v2.0 no-answer threshold, score, write.
+The flow is `JobRun`'s: pick the strategy and precision -> read the SQuAD files and make their
+features (a file with no usable question is refused here) -> load `init_from` under the strategy
+and put the head on its backbone -> `fit` -> predict, pick the v2.0 no-answer threshold, score,
+write -> save `model.keras` (even when predicting fails: the fine-tuning is not lost).
 
 Outputs in `--output_dir`: `predictions.json` (and `null_odds.json` for v2.0),
 `nbest_predictions.json`, `metrics.json` (the official scores of the predictions when the
@@ -20,13 +21,13 @@ hyperparameters, the feature counts) and `model.keras`.
 
 from __future__ import annotations
 
-import contextlib
 import math
 import time
 from typing import NamedTuple
 
 import keras
 
+from albert_keras.jobs.job_run import JobRun
 from albert_keras.models import AlbertQuestionAnswerer
 from albert_keras.optimizers import AdamWeightDecay, WarmupLinearDecay
 from albert_keras.squad.squad_answers import dev_null_threshold as _dev_threshold
@@ -41,16 +42,13 @@ from albert_keras.training.model_files import (
     check_outside,
     find_spm_model,
     load_model_file,
-    save_keras,
     writing,
 )
-from albert_keras.training.precision import choose_precision, in_precision, loss_scaled
+from albert_keras.training.precision import in_precision, loss_scaled
 from albert_keras.training.step_progress import progress_callbacks
-from albert_keras.training.strategy import get_strategy
-from albert_keras_contracts import atomic_write
-from albert_keras_contracts.output_folder import OutputFolder
+from albert_keras.training.stop_at_step import StopAtStep
 from albert_keras_contracts.vocabulary_identity import check_model_vocabulary
-from albert_keras_settings import FinetuneSquadSettings, resolve_settings
+from albert_keras_settings import FinetuneSquadSettings
 
 
 def finetune_squad(
@@ -74,6 +72,8 @@ def finetune_squad(
             `tfds_data_dir` instead of `train_file` / `predict_file`.
         spm_model: default beside an `init_from` path.
         epochs: 0 trains nothing: the model predicts as it is.
+        max_steps: the optimizer steps, as `finetune-glue`'s `max_steps`; given, it wins over
+            `epochs` (and is recorded in the hyperparameters; `epochs` stays as given).
         mixed_precision: `"auto"` (bfloat16 where the hardware computes it natively),
             `"float32"`, `"mixed_bfloat16"` or `"mixed_float16"` (see `finetune_glue`).
 
@@ -86,54 +86,67 @@ def finetune_squad(
     ...                predict_file="dev-v2.0.json", init_from="albert.keras",
     ...                output_dir="out/")  # doctest: +SKIP
     """
-    s = resolve_settings(FinetuneSquadSettings, settings, overrides)
-    started = time.time()
-    check_outside("--init_from", s.init_from, s.output_dir)
-    keras.utils.set_random_seed(s.seed)
-    data = _read_features(s)
-    hyperparameters = _hyperparameters(s)
-    run = _run_arguments(s, data, hyperparameters)
+    return _FinetuneSquad(settings, overrides, verbose).run()
 
-    distribution = get_strategy(s.strategy)
-    with OutputFolder(
-        s.output_dir, "albert-keras finetune-squad", run, overwrite=s.overwrite
-    ) as out:
-        answerer, precision, model_name = _build_answerer(s, distribution, data)
-        steps, history = 0, {}
-        if data.train_features is not None:
-            steps, history = _train(
-                answerer, distribution, data.train_features, hyperparameters, precision, verbose
+
+class _FinetuneSquad(JobRun):
+    """`finetune_squad`'s data (features), model (the answerer) and metrics (official scores)."""
+
+    command = "albert-keras finetune-squad"
+    settings_class = FinetuneSquadSettings
+    summary_file = "metrics.json"
+    seed_first = True  # as finetune-glue: the features are made through SentencePiece
+
+    def read_inputs(self) -> dict:
+        s = self.settings
+        check_outside("--init_from", s.init_from, s.output_dir)
+        self.data = _read_features(s)
+        self.hyperparameters = _hyperparameters(s)
+        return _run_arguments(s, self.data, self.hyperparameters)
+
+    def build(self, folder):
+        answerer, self.model_name = _build_answerer(self.settings, self.precision, self.data)
+        return answerer
+
+    def fit(self, model) -> None:
+        self.steps, self.history = 0, {}
+        if self.data.train_features is not None:
+            self.steps, self.history = _train(
+                model, self.data.train_features, self.hyperparameters, self.precision, self.verbose
             )
-        # Saved before predicting: whatever happens next, the fine-tuning is not lost.
-        with writing(out, "model.keras") as path:
-            save_keras(answerer, path)
-        summary = {"version": s.version, "head": answerer.head,
+
+    def evaluate(self, folder, model) -> dict:
+        """Predicts (and scores) the predict file; writes the prediction files."""
+        data = self.data
+        summary = {"version": self.settings.version, "head": model.head,
                    "predict_examples": len(data.predict)}  # fmt: skip
-        files = _predict_and_score(
-            out, answerer, s.version, data.predict, data.predict_features, hyperparameters, summary
-        )
-        summary.update(
-            {
-                **_counts(data),
-                "steps": steps,
-                "history": history,
-                "hyperparameters": hyperparameters,
-                "model": model_name,
-                "spm_model": str(data.spm_path),
-                "files": [*files, "model.keras"],
-                "wall_seconds": round(time.time() - started, 1),
-            }
-        )
-        with writing(out, "metrics.json") as path:
-            atomic_write.write_json(path, summary)
-    return summary
+        self.files = _predict_and_score(
+            folder, model, self.settings.version, data.predict, data.predict_features,
+            self.hyperparameters, summary,
+        )  # fmt: skip
+        return summary
+
+    def summary(self, model, figures: dict) -> dict:
+        """`metrics.json` (keys in the order they always were)."""
+        return {
+            **figures,
+            **_counts(self.data),
+            "steps": self.steps,
+            "history": self.history,
+            "hyperparameters": self.hyperparameters,
+            "model": self.model_name,
+            "spm_model": str(self.data.spm_path),
+            "files": [*self.files, "model.keras"],
+            "wall_seconds": round(time.time() - self.started, 1),
+        }
 
 
 # === Steps ===
 
 
 class _SquadData(NamedTuple):
-    """The examples read and the features made from them (train ones: None with 0 epochs)."""
+    """The examples read and the features made from them (train ones: None when the run does
+    not train: 0 epochs and no max_steps)."""
 
     train: object
     predict: object
@@ -146,7 +159,7 @@ def _read_features(s: FinetuneSquadSettings) -> _SquadData:
     """Reads the SQuAD files and makes their features; refuses, before anything is trained,
     a file that gives no question to train on or predict."""
     train, predict = _read(s.version, s.source, s.train_file, s.predict_file, s.tfds_data_dir,
-                           s.epochs)  # fmt: skip
+                           s.trains())  # fmt: skip
     spm_path = find_spm_model(s.init_from, s.spm_model)
     features = _feature_settings(s)
     predict_features = make_squad_features(predict, spm_path, **features)
@@ -154,7 +167,7 @@ def _read_features(s: FinetuneSquadSettings) -> _SquadData:
     # the whole fine-tuning, and the model with it.
     _check_usable(predict, predict_features, "--predict_file")
     train_features = None
-    if s.epochs > 0:
+    if s.trains():
         train_features = make_squad_features(train, spm_path, is_training=True, **features)
         _check_usable(train, train_features, "--train_file")
     return _SquadData(train, predict, spm_path, train_features, predict_features)
@@ -174,6 +187,8 @@ def _hyperparameters(s: FinetuneSquadSettings) -> dict:
         **_feature_settings(s),
         "batch_size": s.batch_size,
         "epochs": s.epochs,
+        # Only when given, so a folder of a run from before still takes the same command.
+        **({"max_steps": s.max_steps} if s.max_steps is not None else {}),
         "learning_rate": s.learning_rate_or_default(),
         "warmup_proportion": s.warmup_proportion,
         "n_best_size": s.n_best_size,
@@ -204,61 +219,60 @@ def _counts(data: _SquadData) -> dict:
     }
 
 
-def _build_answerer(s: FinetuneSquadSettings, distribution, data: _SquadData):
-    """Loads `init_from` under `distribution` and puts a question-answering head on its
-    backbone (a fine-tuned answerer's own, where it has the head asked for); returns
-    (answerer, precision, the model's name)."""
-    with _scope(distribution):
-        loaded, backbone, model_name = load_model_file(s.init_from)
-        note = check_model_vocabulary(loaded, model_name, str(data.spm_path))
-        if note:
-            print(note)
-        trained = loaded if isinstance(loaded, AlbertQuestionAnswerer) else None
-        head = s.head or (trained.head if trained else "simple" if s.version == "1.1" else "v2")
-        precision, why = choose_precision(s.mixed_precision, distribution)
-        print(f"mixed precision: {precision} ({why})")
-        backbone = in_precision(backbone, precision)
-        _check_compatible(backbone, s.max_seq_length, data.spm_path, data.predict_features)
-        # Its vocabulary (with its sha256) and sequence length travel in model.keras, so the
-        # loaded model answers questions on text (`albert-keras predict`).
-        preprocessor = squad_preprocessor(data.spm_path, s.max_seq_length)
-        answerer = AlbertQuestionAnswerer(
-            backbone,
-            head=head,
-            preprocessor=preprocessor,
-            doc_stride=s.doc_stride,  # saved with it: predict cuts contexts as training did
-            max_query_length=s.max_query_length,
-        )
-        if trained is not None and trained.head == head:
-            # A fine-tuned answerer goes on with its own head (to predict, or train further).
-            answerer.set_weights(trained.get_weights())
-            print(f"{model_name}: its trained {head} head kept")
-        elif trained is not None:
-            print(f"{model_name}: its {trained.head} head dropped for a new {head} head")
-    return answerer, precision, model_name
+def _build_answerer(s: FinetuneSquadSettings, precision: str, data: _SquadData):
+    """Loads `init_from` (in the strategy's scope: call it within it) and puts a
+    question-answering head on its backbone, computing in `precision` (a fine-tuned answerer's
+    own head, where it has the head asked for); returns (answerer, the model's name)."""
+    loaded, backbone, model_name = load_model_file(s.init_from)
+    note = check_model_vocabulary(loaded, model_name, str(data.spm_path))
+    if note:
+        print(note)
+    trained = loaded if isinstance(loaded, AlbertQuestionAnswerer) else None
+    head = s.head or (trained.head if trained else "simple" if s.version == "1.1" else "v2")
+    backbone = in_precision(backbone, precision)
+    _check_compatible(backbone, s.max_seq_length, data.spm_path, data.predict_features)
+    # Its vocabulary (with its sha256) and sequence length travel in model.keras, so the
+    # loaded model answers questions on text (`albert-keras predict`).
+    preprocessor = squad_preprocessor(data.spm_path, s.max_seq_length)
+    answerer = AlbertQuestionAnswerer(
+        backbone,
+        head=head,
+        preprocessor=preprocessor,
+        doc_stride=s.doc_stride,  # saved with it: predict cuts contexts as training did
+        max_query_length=s.max_query_length,
+    )
+    if trained is not None and trained.head == head:
+        # A fine-tuned answerer goes on with its own head (to predict, or train further).
+        answerer.set_weights(trained.get_weights())
+        print(f"{model_name}: its trained {head} head kept")
+    elif trained is not None:
+        print(f"{model_name}: its {trained.head} head dropped for a new {head} head")
+    return answerer, model_name
 
 
-def _train(answerer, distribution, features, hyperparameters, precision, verbose):
-    """Compiles `answerer` (under `distribution`) and fits it; returns (steps, history)."""
+def _train(answerer, features, hyperparameters, precision, verbose):
+    """Compiles `answerer` and fits it (in the strategy's scope); returns (steps, history)."""
     batch_size, epochs = hyperparameters["batch_size"], hyperparameters["epochs"]
     steps_per_epoch = len(features) // batch_size
-    steps = max(1, math.ceil(epochs * steps_per_epoch))
-    with _scope(distribution):
-        schedule = WarmupLinearDecay(
-            hyperparameters["learning_rate"],
-            round(hyperparameters["warmup_proportion"] * steps),
-            steps,
-        )
-        optimizer = AdamWeightDecay(learning_rate=schedule)
-        answerer.compile(optimizer=loss_scaled(optimizer, precision))
+    steps = hyperparameters.get("max_steps") or max(1, math.ceil(epochs * steps_per_epoch))
+    per_epoch = min(steps, steps_per_epoch)
+    # --max_steps ends on its step; --epochs runs whole fit epochs, as it always has.
+    stop = [StopAtStep(per_epoch, steps)] if "max_steps" in hyperparameters else []
+    schedule = WarmupLinearDecay(
+        hyperparameters["learning_rate"],
+        round(hyperparameters["warmup_proportion"] * steps),
+        steps,
+    )
+    optimizer = AdamWeightDecay(learning_rate=schedule)
+    answerer.compile(optimizer=loss_scaled(optimizer, precision))
     data = squad_dataset(features, batch_size, training=True, seed=hyperparameters["seed"])
     fit_verbose, progress = progress_callbacks(verbose, steps)
     fitted = answerer.fit(
         data.repeat(),
-        steps_per_epoch=min(steps, steps_per_epoch),
-        epochs=math.ceil(steps / min(steps, steps_per_epoch)),
+        steps_per_epoch=per_epoch,
+        epochs=math.ceil(steps / per_epoch),
         verbose=fit_verbose,
-        callbacks=progress,
+        callbacks=[*stop, *progress],
     )
     return steps, {key: [float(v) for v in values] for key, values in fitted.history.items()}
 
@@ -310,16 +324,16 @@ def _model_name(model) -> str:
     return type(model).__name__ if isinstance(model, keras.Model) else str(model)
 
 
-def _read(version, source, train_file, predict_file, data_dir, epochs):
-    """The train examples (None with 0 epochs) and the predict ones, from JSON files or tfds;
+def _read(version, source, train_file, predict_file, data_dir, trains):
+    """The train examples (None when not training) and the predict ones, from JSON or tfds;
     refuses a file of the other SQuAD version."""
     train = None
     if source == "json":
-        if epochs > 0:
+        if trains:
             train = read_squad_json(train_file, is_training=True)
         predict = read_squad_json(predict_file, is_training=False)
     else:
-        if epochs > 0:
+        if trains:
             train = read_squad_tfds(version, "train", is_training=True, data_dir=data_dir)
         predict = read_squad_tfds(version, "validation", is_training=False, data_dir=data_dir)
     for examples in (train, predict):
@@ -328,13 +342,6 @@ def _read(version, source, train_file, predict_file, data_dir, epochs):
                 f"{examples.source}: a SQuAD {examples.version} file, but --version {version}"
             )
     return train, predict
-
-
-def _scope(distribution):
-    if hasattr(distribution, "scope"):
-        return distribution.scope()
-    keras.distribution.set_distribution(distribution)  # JAX
-    return contextlib.nullcontext()
 
 
 def _check_compatible(backbone, max_seq_length, spm_path, features) -> None:

@@ -38,6 +38,7 @@ TODAY = [
     ("max_query_length", ("--max_query_length",), 64, None, False, int),
     ("batch_size", ("--batch_size",), 48, None, False, int),
     ("epochs", ("--epochs",), 2.0, None, False, float),
+    ("max_steps", ("--max_steps",), None, None, False, int),  # finetune-glue's name (#30)
     ("learning_rate", ("--learning_rate",), None, None, False, float),
     ("warmup_proportion", ("--warmup_proportion",), 0.1, None, False, float),
     ("n_best_size", ("--n_best_size",), 20, None, False, int),
@@ -102,6 +103,10 @@ GOOD = {"version": "2.0", "train_file": "t.json", "predict_file": "d.json",
         ({"warmup_proportion": 1.5}, "epochs=2.0 must be >= 0, warmup_proportion in [0, 1]"),
         ({"train_file": None}, "--predict_file (and --train_file unless --epochs 0) are"),
         ({"predict_file": None, "epochs": 0}, "--predict_file (and --train_file unless"),
+        ({"max_steps": 0}, "--max_steps=0 must be a positive integer"),
+        ({"max_steps": 2.5}, "--max_steps=2.5 must be a positive integer"),
+        # --max_steps trains, whatever --epochs says: it needs the training file.
+        ({"train_file": None, "epochs": 0, "max_steps": 5}, "--predict_file (and --train_file"),
     ],
 )
 def test_a_bad_value_fails_when_the_settings_are_made(change, message):

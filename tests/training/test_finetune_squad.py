@@ -151,3 +151,27 @@ def test_dev_threshold_when_answering_nothing_is_best():
         == -3.0
     )
     assert evaluate_squad(dataset, result.answers(-3.0))["f1"] == 100.0
+
+
+def test_max_steps_wins_over_epochs_and_is_recorded_only_when_given(
+    tmp_path, saved_model, squad_files, capsys
+):
+    """`--max_steps`, as finetune-glue's: the optimizer stops on it (not on a whole epoch of
+    `--epochs`, here 3 of them); a run without it records what it always did."""
+    train, dev = squad_files
+    base = ["finetune-squad", "--version", "2.0", "--train_file", str(train),
+            "--predict_file", str(dev), "--init_from", str(saved_model), *SMALL]  # fmt: skip
+    assert cli.main([*base, "--output_dir", str(tmp_path / "s"), "--epochs", "3",
+                     "--max_steps", "3"]) == 0  # fmt: skip
+    summary = json.loads((tmp_path / "s" / "metrics.json").read_text())
+    assert summary["train_features"] // 16 > 3  # an epoch is longer than --max_steps
+    assert summary["steps"] == 3 and summary["hyperparameters"]["max_steps"] == 3
+    assert summary["hyperparameters"]["epochs"] == 3.0  # as given, overruled
+    assert len(summary["history"]["loss"]) == 1  # one fit epoch, cut at step 3
+    loaded = keras.saving.load_model(tmp_path / "s" / "model.keras")
+    assert int(loaded.optimizer.iterations) == 3
+    manifest = json.loads((tmp_path / "s" / ".albert-keras.json").read_text())
+    assert manifest["arguments"]["max_steps"] == 3
+    capsys.readouterr()
+    assert cli.main([*base, "--output_dir", str(tmp_path / "bad"), "--max_steps", "0"]) == 2
+    assert capsys.readouterr().err.strip().endswith("--max_steps=0 must be a positive integer")
