@@ -10,13 +10,18 @@ paragraph, in a temporary folder. On each corpus it runs `python -m pipelines.pr
 in a fresh process: the local writer with 1 and 2 workers, and the Beam pipeline on the
 DirectRunner with 2 workers (`--direct_running_mode multi_processing`). For each run: examples,
 CPU-seconds of the whole process tree (`RUSAGE_CHILDREN`: Beam's worker processes too;
-interpreter start-up included), peak RSS summed over the tree, and wall seconds (meaningless on
-a loaded machine). It checks that every run on a corpus wrote the same shards (sha256).
+interpreter start-up included), peak RSS summed over the tree (a page shared by processes, as
+Beam's libraries are, counts once per process), peak PSS summed over the tree (a shared page
+counts once in all: the memory the tree takes), and wall seconds (meaningless on a loaded
+machine). It checks that every run on a corpus wrote the same shards (sha256).
 
 From the two sizes: the extra CPU-seconds from the small corpus to the large one (the cost of
 the work itself), the fixed start-up cost (the CPU-seconds extrapolated to an empty corpus:
 interpreter, imports, the runner's workers), and the ratio of Beam's extra CPU-seconds to the
-local writer's (2 workers; the goal of issue #34 is <= 1/0.6 = 1.67).
+local writer's (2 workers; the goal of issue #34 is <= 1/0.6 = 1.67). Last, Beam's own floor on
+this runner: a 3-element pipeline's CPU-seconds and memory. `--tiny` (0.25 and 1 MB at dupe 1)
+checks that the script runs in a minute; its ratio is noise, since its extra work (a tenth of
+a CPU-second) is below the spread of Beam's start-up (about half a CPU-second).
 """
 
 import argparse
@@ -67,24 +72,23 @@ def make_corpus(folder: pathlib.Path, megabytes: float, books: list[pathlib.Path
     return str(folder / "part-*.txt")
 
 
-def run(arguments: list[str]) -> dict:
-    """Runs the writer command in a fresh process; returns its figures and its shards' hashes."""
+def measure(command: list[str], log_path: pathlib.Path) -> dict:
+    """Runs `command` in a fresh process; returns the CPU-seconds, peak RSS and PSS of its
+    process tree and its wall seconds."""
     import psutil
 
-    with tempfile.TemporaryDirectory() as folder:
-        output_dir = os.path.join(folder, "records")
-        command = [sys.executable, "-m", "pipelines.pretraining_data", *arguments]
-        command += ["--output_dir", output_dir, "--quiet"]
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        started = time.perf_counter()
-        # Output to a file, not a pipe: Beam's workers log a lot, and a full pipe blocks them.
-        log = open(pathlib.Path(folder) / "log.txt", "w+b")  # noqa: SIM115
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    # Output to a file, not a pipe: Beam's workers log a lot, and a full pipe blocks them.
+    with open(log_path, "w+b") as log:
         process = subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
-        parent, peak = psutil.Process(process.pid), 0
+        parent, peak, peak_pss = psutil.Process(process.pid), 0, 0
         while process.poll() is None:
             try:
                 tree = [parent, *parent.children(recursive=True)]
-                peak = max(peak, sum(p.memory_info().rss for p in tree))
+                memory = [p.memory_full_info() for p in tree]
+                peak = max(peak, sum(m.rss for m in memory))
+                peak_pss = max(peak_pss, sum(m.pss for m in memory))
             except psutil.Error:
                 pass
             time.sleep(0.02)
@@ -92,23 +96,40 @@ def run(arguments: list[str]) -> dict:
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         log.seek(0)
         output = log.read().decode(errors="replace")
-        log.close()
-        if process.returncode:
-            error = output[-2000:]
-            raise SystemExit(f"failed ({process.returncode}): {' '.join(command)}\n{error}")
-        stats = json.loads((pathlib.Path(output_dir) / "stats.json").read_text())
+    if process.returncode:
+        raise SystemExit(f"failed ({process.returncode}): {' '.join(command)}\n{output[-2000:]}")
+    return {
+        "wall": wall,
+        "cpu": sum(getattr(after, k) - getattr(before, k) for k in ("ru_utime", "ru_stime")),
+        "rss_mb": peak / 2**20,
+        "pss_mb": peak_pss / 2**20,
+    }
+
+
+def run(arguments: list[str]) -> dict:
+    """Runs the writer command in a fresh process; returns its figures and its shards' hashes."""
+    with tempfile.TemporaryDirectory() as folder:
+        output_dir = pathlib.Path(folder) / "records"
+        command = [sys.executable, "-m", "pipelines.pretraining_data", *arguments]
+        command += ["--output_dir", str(output_dir), "--quiet"]
+        figures = measure(command, pathlib.Path(folder) / "log.txt")
+        stats = json.loads((output_dir / "stats.json").read_text())
         hashes = {
-            name: hashlib.sha256((pathlib.Path(output_dir) / name).read_bytes()).hexdigest()
+            name: hashlib.sha256((output_dir / name).read_bytes()).hexdigest()
             for name in stats["shards"]
         }
-    cpu = sum(getattr(after, k) - getattr(before, k) for k in ("ru_utime", "ru_stime"))
-    return {
-        "examples": stats["examples"],
-        "wall": wall,
-        "cpu": cpu,
-        "rss_mb": peak / 2**20,
-        "hashes": hashes,
-    }
+    return {**figures, "examples": stats["examples"], "hashes": hashes}
+
+
+# Beam's own floor on this runner: three numbers through a Map and a GroupByKey.
+TRIVIAL_PIPELINE = """
+import apache_beam as beam
+from apache_beam.options.pipeline_options import PipelineOptions
+options = PipelineOptions(["--runner=DirectRunner", "--direct_num_workers=2",
+                           "--direct_running_mode=multi_processing"])
+with beam.Pipeline(options=options) as pipeline:
+    _ = pipeline | beam.Create([1, 2, 3]) | beam.Map(lambda x: (x % 2, x)) | beam.GroupByKey()
+"""
 
 
 def main() -> None:
@@ -141,18 +162,24 @@ def main() -> None:
             pattern = make_corpus(pathlib.Path(folder) / f"{megabytes}MB", megabytes, books)
             for name, arguments in RUNS.items():
                 rows[megabytes, name] = run([*common, "--input", pattern, *arguments])
+    with tempfile.TemporaryDirectory() as folder:
+        floor = measure([sys.executable, "-c", TRIVIAL_PIPELINE], pathlib.Path(folder) / "log")
     _print_table(rows, small, large)
+    print(
+        f"Beam's floor (a 3-element pipeline on the same runner, 2 workers): "
+        f"{floor['cpu']:.2f} CPU-s, peak RSS {floor['rss_mb']:,.0f} MB, PSS {floor['pss_mb']:,.0f} MB"
+    )
 
 
 def _print_table(rows: dict, small: float, large: float) -> None:
     print(
-        f"{'':30}{'MB':>5}{'examples':>9}{'CPU s':>8}{'peak RSS MB':>12}{'wall s':>8}"
-        f"{'examples/CPU-s':>15}"
+        f"{'':30}{'MB':>5}{'examples':>9}{'CPU s':>8}{'peak RSS MB':>12}{'PSS MB':>7}"
+        f"{'wall s':>8}{'examples/CPU-s':>15}"
     )
     for (megabytes, name), row in rows.items():
         print(
             f"{name:30}{megabytes:5g}{row['examples']:9,}{row['cpu']:8.2f}{row['rss_mb']:12,.0f}"
-            f"{row['wall']:8.1f}{row['examples'] / row['cpu']:15,.0f}"
+            f"{row['pss_mb']:7,.0f}{row['wall']:8.1f}{row['examples'] / row['cpu']:15,.0f}"
         )
     print(f"\nfrom {small:g} MB to {large:g} MB:")
     print(f"{'':30}{'extra CPU s':>12}{'CPU s/MB':>9}{'fixed start-up CPU s':>21}")
@@ -166,10 +193,11 @@ def _print_table(rows: dict, small: float, large: float) -> None:
         hashes = {json.dumps(rows[megabytes, n]["hashes"], sort_keys=True) for n in RUNS}
         print(f"identical shards in every run at {megabytes:g} MB: {len(hashes) == 1}")
     ratio = extra[BEAM] / extra[LOCAL]
+    beam = rows[large, BEAM]
     print(
         f"Beam's extra CPU-seconds / the local writer's (2 workers): {ratio:.2f} "
-        f"(goal <= {GOAL:.2f}); Beam's peak RSS {rows[large, BEAM]['rss_mb']:,.0f} MB "
-        f"(goal <= 400)"
+        f"(goal <= {GOAL:.2f}); Beam's peak RSS {beam['rss_mb']:,.0f} MB, PSS "
+        f"{beam['pss_mb']:,.0f} MB (goal <= 400)"
     )
 
 

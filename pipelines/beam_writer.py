@@ -7,28 +7,27 @@
 
 The steps are the local writer's functions (`pipelines.documents`, `pipelines.document_groups`,
 `pipelines.pretraining_examples.make_records`, `pipelines.writer_settings.summarize`), wired as
-Beam transforms (`pipelines.beam_pipeline`), so for the same settings the shards are byte-identical to
-`write_pretraining_data`'s, whatever the runner and its parallelism:
+Beam transforms (`pipelines.beam_pipeline`), so for the same settings the shards are
+byte-identical to `write_pretraining_data`'s, whatever the runner and its parallelism:
 
 1. Match: each input pattern is expanded on a worker (not in the driver), files de-duplicated.
 2. Measure (parallel over files): each file is read as the local writer reads it and its
    documents' sizes kept (not their text), with its `ReadStats` (skips and repairs per file).
 3. Number (one small sequential step over the sizes, in sorted path order): where each file
    starts in the writer's group numbering (`document_groups.file_start_states`).
-4. Read (parallel over files): documents again, each keyed by its group; a group (which may
-   span files) is gathered by a GroupByKey, its documents in input order.
-5. Make (parallel over groups): `make_records`, seeded by (seed, group, round) as locally.
-6. Write (parallel over shards): group g goes to shard g % num_shards; a shard is its groups'
-   records in group order, written to a hidden temporary name and renamed. Every shard is
-   written, empty or not, as locally.
-7. `stats.json`: the same summary as the local writer's (`cpu_seconds` is null: it is spread
-   over workers).
+4. Read (parallel over files): documents again, cut into pieces (a group's documents in one
+   file), each keyed by its shard (group g goes to shard g % num_shards) and packed (text and
+   sizes, compressed): the one shuffle carries text, never records.
+5. Make and write (parallel over shards): a shard's pieces in group order, made into records
+   by `make_records` (seeded by (seed, group, round) as locally) and written as they are made,
+   to a hidden temporary name, then renamed. SentencePiece is loaded once per worker process.
+6. `stats.json`: the shards no group went to are written empty (as locally), then the same
+   summary as the local writer's (`cpu_seconds` is null: it is spread over workers).
 
 Files are the unit of reading (a single huge file is read by one worker, streamed in blocks);
-groups are the unit of work after that. A shard's records are held in one worker's memory while
-it is written: pick `--num_shards` so that a shard is at most a few hundred MB. The local
-writer's resume bookkeeping does not apply: Beam retries failed work itself, and a rerun
-rewrites every shard.
+shards are the unit of work after that: pick `--num_shards` well above the number of workers.
+A worker holds one shard's text (not its records) while it makes it. The local writer's resume
+bookkeeping does not apply: Beam retries failed work itself, and a rerun rewrites every shard.
 """
 
 from __future__ import annotations
