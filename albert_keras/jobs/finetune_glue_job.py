@@ -8,8 +8,9 @@ and the best checkpoint kept. We add early stopping on the task's main dev metri
 evaluations without improvement) and run under a distribution strategy (`--strategy`, as
 `pretrain`): the classifier is built, trained and scored inside it.
 
-The flow: read the task's splits -> load the backbone under the strategy -> build and compile
-the classifier -> `fit` with dev evaluations -> score and predict -> write.
+The flow is `JobRun`'s: pick the strategy and precision -> read the task's splits -> load the
+backbone under the strategy -> build and compile the classifier -> `fit` with dev evaluations ->
+score and predict -> write.
 
 Outputs in `output_dir`: `model.keras` (the best fine-tuned `AlbertClassifier`, with the
 `AlbertPreprocessor` it was trained through: it predicts on strings), `metrics.json`
@@ -36,6 +37,7 @@ from albert_keras.glue.glue_tasks import get_glue_task
 from albert_keras.glue.submission import write_submission
 from albert_keras.glue.tfds_reader import read_glue_tfds
 from albert_keras.glue.tsv_reader import read_glue_tsv
+from albert_keras.jobs.job_run import JobRun
 from albert_keras.models import AlbertClassifier
 from albert_keras.optimizers import AdamWeightDecay, WarmupLinearDecay
 from albert_keras.training import strategy as strategies
@@ -44,7 +46,6 @@ from albert_keras.training.model_files import (
     check_outside,
     find_spm_model,
     load_model_file,
-    save_keras,
     writing,
 )
 from albert_keras.training.precision import in_precision, loss_scaled
@@ -52,9 +53,8 @@ from albert_keras.training.step_progress import progress_callbacks
 from albert_keras.training.stop_at_step import StopAtStep
 from albert_keras.training.warmup_early_stopping import WarmupEarlyStopping
 from albert_keras_contracts import atomic_write
-from albert_keras_contracts.output_folder import OutputFolder
 from albert_keras_contracts.vocabulary_identity import check_model_vocabulary
-from albert_keras_settings import FinetuneGlueSettings, resolve_settings
+from albert_keras_settings import FinetuneGlueSettings
 
 JIT_COMPILE = {"auto": "auto", "true": True, "false": False}  # "auto": Keras's own choice
 
@@ -93,69 +93,102 @@ def finetune_glue(
     >>> metrics["task"], metrics["split"], metrics["num_examples"], sorted(metrics["metrics"])
     ('RTE', 'dev', 277, ['accuracy'])
     """
-    s = resolve_settings(FinetuneGlueSettings, settings, overrides)
-    started = time.time()
-    task = _trainable_task(s.task)
-    check_outside("--model", s.init_from, s.output_dir)
+    return _FinetuneGlue(settings, overrides, verbose).run()
+
+
+class _FinetuneGlue(JobRun):
+    """`finetune_glue`'s data (the task's splits), model (the classifier) and metrics."""
+
+    command = "albert-keras finetune-glue"
+    settings_class = FinetuneGlueSettings
+    summary_file = "metrics.json"
     # Seeds the head's initializer and dropout. First: seeding clears TF's kernel cache, which
     # would drop the SentencePiece op's resource of an encoder made before it.
-    keras.utils.set_random_seed(s.seed)
-    hyperparameters = _hyperparameters(task, s)
-    read = _reader(s.source, s.glue_dir)
-    train = read(task, "train")
-    devs = {split: read(task, split) for split in task.dev_splits}
-    distribution = strategies.get_strategy(s.strategy)
-    _check_replicas(hyperparameters["batch_size"], distribution)
-    with strategies.scope(distribution):
-        backbone, model_name, precision = _load_backbone(s, distribution, verbose)
-    hyperparameters["mixed_precision"] = precision
-    spm_path = find_spm_model(s.init_from, s.spm_model)
-    encoder = GlueEncoder(spm_path, hyperparameters["max_seq_length"])
-    _check_compatible(backbone, encoder, hyperparameters["max_seq_length"], spm_path)
-    run = {"task": task.name, "model": model_name, "spm_model": str(spm_path), "source": s.source,
-           "glue_dir": None if s.glue_dir is None else str(s.glue_dir), **hyperparameters}  # fmt: skip
-    with OutputFolder(
-        s.output_dir, "albert-keras finetune-glue", run, overwrite=s.overwrite
-    ) as folder:
-        with strategies.scope(distribution):
-            classifier = _compiled_classifier(
-                backbone, task, encoder, hyperparameters, JIT_COMPILE[s.jit_compile]
-            )
-            summary = _train_and_write(
-                folder, classifier, task, (train, devs, read), encoder, hyperparameters, verbose
-            )
-        summary.update(
-            {
-                "model": model_name,
-                "spm_model": str(spm_path),
-                "train_examples": len(train),
-                "distribution": strategies.describe(distribution),
-                "wall_seconds": round(time.time() - started, 1),
-            }
+    seed_first = True
+    reports_precision_when_silent = False
+
+    def read_inputs(self) -> dict:
+        """The task's splits, the backbone (loaded in the strategy) and its encoder."""
+        s = self.settings
+        self.task = task = _trainable_task(s.task)
+        check_outside("--model", s.init_from, s.output_dir)
+        self.hyperparameters = hyperparameters = _hyperparameters(task, s)
+        self.read = _reader(s.source, s.glue_dir)
+        self.train = self.read(task, "train")
+        self.devs = {split: self.read(task, split) for split in task.dev_splits}
+        self.check_replicas(hyperparameters["batch_size"])
+        with strategies.scope(self.distribution):
+            self.backbone, self.model_name = _load_backbone(s, self.precision, self.note)
+        hyperparameters["mixed_precision"] = self.precision
+        self.spm_path = spm_path = find_spm_model(s.init_from, s.spm_model)
+        self.encoder = GlueEncoder(spm_path, hyperparameters["max_seq_length"])
+        _check_compatible(self.backbone, self.encoder, hyperparameters["max_seq_length"], spm_path)
+        return {"task": task.name, "model": self.model_name, "spm_model": str(spm_path),
+                "source": s.source, "glue_dir": None if s.glue_dir is None else str(s.glue_dir),
+                **hyperparameters}  # fmt: skip
+
+    def build(self, folder):
+        jit_compile = JIT_COMPILE[self.settings.jit_compile]
+        return _compiled_classifier(
+            self.backbone, self.task, self.encoder, self.hyperparameters, jit_compile
         )
-        with writing(folder, "metrics.json") as path:
-            _write_json(path, summary)
-    return summary
+
+    def fit(self, model) -> None:
+        """Fine-tunes on the train split, scoring the first dev split every `eval_every`
+        steps; leaves the model with the best-scoring weights."""
+        batch_size, seed = self.hyperparameters["batch_size"], self.hyperparameters["seed"]
+        self.dev_inputs = {
+            split: glue_dataset(dev, self.encoder, batch_size, with_labels=False)
+            for split, dev in self.devs.items()
+        }
+        train_data = glue_dataset(self.train, self.encoder, batch_size, training=True, seed=seed)
+        self.history, self.steps_trained = _fit(
+            model, self.task, train_data, self.dev_inputs, self.devs, self.hyperparameters,
+            self.verbose,
+        )  # fmt: skip
+
+    def evaluate(self, folder, model) -> dict:
+        return _predict_and_write(
+            folder, model, self.task, self.read, self.encoder, self.devs, self.dev_inputs,
+            self.hyperparameters["batch_size"],
+        )  # fmt: skip
+
+    def summary(self, model, figures: dict) -> dict:
+        """`metrics.json`: the scores, the files, the history (keys in the order they were)."""
+        best = max(self.history, key=lambda h: _finite(h[self.task.main_metric]))
+        return {
+            **figures,
+            "best_step": best["step"],
+            "steps_trained": self.steps_trained,
+            "stopped_early": self.steps_trained < self.hyperparameters["max_steps"],
+            "history": self.history,
+            "hyperparameters": self.hyperparameters,
+            "model": self.model_name,
+            "spm_model": str(self.spm_path),
+            "train_examples": len(self.train),
+            "distribution": strategies.describe(self.distribution),
+            "wall_seconds": round(time.time() - self.started, 1),
+        }
+
+    def write_summary(self, path, summary: dict) -> None:
+        _write_json(path, summary)
 
 
 # === Steps ===
 
 
-def _load_backbone(s: FinetuneGlueSettings, distribution, verbose) -> tuple:
-    """`(backbone, name, precision)`: the backbone of `s.init_from`, made inside `distribution`
-    (call it within its scope) and computing in the chosen precision."""
+def _load_backbone(s: FinetuneGlueSettings, precision: str, note) -> tuple:
+    """`(backbone, name)`: the backbone of `s.init_from`, computing in `precision`, made
+    inside the current strategy (call it within its scope); `note` prints its notes."""
     loaded, backbone, model_name = load_model_file(s.init_from)
     spm_path = str(find_spm_model(s.init_from, s.spm_model))
-    note = check_model_vocabulary(loaded, model_name, spm_path)  # a mismatch is refused
-    if note and verbose:
-        print(note)
-    precision, why = strategies.choose_precision(s.mixed_precision, distribution)
-    if verbose:
-        print(f"mixed precision: {precision} ({why})")
+    message = check_model_vocabulary(loaded, model_name, spm_path)  # a mismatch is refused
+    if message:
+        note(message)
     if isinstance(s.init_from, keras.Model):
         # Its variables were made outside the strategy, which must own what it trains.
-        return _copy(backbone, precision), model_name, precision
-    return in_precision(backbone, precision), model_name, precision
+        return _copy(backbone, precision), model_name
+    return in_precision(backbone, precision), model_name
 
 
 def _compiled_classifier(backbone, task, encoder, hyperparameters, jit_compile):
@@ -181,37 +214,10 @@ def _compiled_classifier(backbone, task, encoder, hyperparameters, jit_compile):
     return classifier
 
 
-def _train_and_write(folder, classifier, task, data, encoder, hyperparameters, verbose) -> dict:
-    """Fine-tunes `classifier` on `data` (`(train, devs, read)`), then scores, predicts and
-    saves it (call it within the strategy's scope); returns the summary so far."""
-    train, devs, read = data
-    batch_size = hyperparameters["batch_size"]
-    dev_inputs = {
-        split: glue_dataset(dev, encoder, batch_size, with_labels=False)
-        for split, dev in devs.items()
-    }
-    seed = hyperparameters["seed"]
-    train_data = glue_dataset(train, encoder, batch_size, training=True, seed=seed)
-    history, steps_trained = _fit(
-        classifier, task, train_data, dev_inputs, devs, hyperparameters, verbose
-    )
-    summary = _predict_and_write(
-        folder, classifier, task, read, encoder, devs, dev_inputs, batch_size
-    )
-    best = max(history, key=lambda h: _finite(h[task.main_metric]))
-    return {
-        **summary,
-        "best_step": best["step"],
-        "steps_trained": steps_trained,
-        "stopped_early": steps_trained < hyperparameters["max_steps"],
-        "history": history,
-        "hyperparameters": hyperparameters,
-    }
-
-
 def _predict_and_write(folder, classifier, task, read, encoder, devs, dev_inputs, batch_size):
-    """Scores and predicts every dev split, predicts the test files there are, and saves the
-    classifier; returns the summary's scores and `files` (each file claimed in `folder`)."""
+    """Scores and predicts every dev split and predicts the test files there are; returns the
+    summary's scores and `files` (each file claimed in `folder`; `model.keras` is saved
+    after)."""
     summary = {"task": task.name}
     files = {"model": "model.keras", "dev_predictions": [], "submission": []}
     for split, dev in devs.items():
@@ -241,8 +247,6 @@ def _predict_and_write(folder, classifier, task, read, encoder, devs, dev_inputs
         with writing(folder, "submission", f"{stem}.tsv") as path:
             write_submission(path, predicted_task, test.index, predictions)
         files["submission"].append(f"submission/{stem}.tsv")
-    with writing(folder, "model.keras") as path:
-        save_keras(classifier, path)
     return {**summary, "files": files, "skipped": skipped}
 
 
@@ -303,12 +307,6 @@ def _hyperparameters(task: GlueTask, s: FinetuneGlueSettings) -> dict:
         "classifier_dropout": 0.1,
         "weight_decay": 0.01,  # AdamWeightDecay's default, the official value
     }
-
-
-def _check_replicas(batch_size: int, distribution) -> None:
-    replicas = strategies.num_replicas(distribution)
-    if batch_size % replicas:
-        raise ValueError(f"--batch_size={batch_size} is not divisible by {replicas} replicas")
 
 
 def _copy(model: keras.Model, policy: str) -> keras.Model:
