@@ -74,7 +74,8 @@ def export_question_answerer(
     >>> from albert_keras.preprocessing import AlbertPreprocessor, AlbertTokenizer
     >>> answerer = AlbertQuestionAnswerer(  # untrained: the answer is some span of the context
     ...     keras.saving.load_model("albert.keras").backbone,
-    ...     preprocessor=AlbertPreprocessor(AlbertTokenizer("spm.model"), sequence_length=32))
+    ...     preprocessor=AlbertPreprocessor(AlbertTokenizer("spm.model"), sequence_length=32),
+    ...     max_query_length=8)
     >>> export_question_answerer(answerer, "served_qa/")  # doctest: +NORMALIZE_WHITESPACE
     {'serving_default': ['answer', 'start_char', 'end_char', 'score', 'null_odds']}
     >>> import tensorflow_text  # noqa: F401  (registers the graph's SentencePiece ops)

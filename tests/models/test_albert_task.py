@@ -57,6 +57,8 @@ SAVED_LAYOUT = {
             "end_n_top",
             "dropout",
             "preprocessor",
+            "doc_stride",  # added with defaults: older files load as before
+            "max_query_length",
         },
         "albert_keras>AlbertQuestionAnswerer",
         {"backbone/layers", "layers/dense"},
@@ -72,6 +74,8 @@ SAVED_LAYOUT = {
             "end_n_top",
             "dropout",
             "preprocessor",
+            "doc_stride",  # added with defaults: older files load as before
+            "max_query_length",
         },
         "albert_keras>AlbertQuestionAnswerer",
         {"backbone/layers", "layers/answerability_span_head"},
