@@ -3,29 +3,19 @@
 
 from __future__ import annotations
 
-import argparse
-
-from albert_keras_cli.config_flags import add_config_flag, parse_config_flags
 from albert_keras_cli.job_arguments import print_run
+from albert_keras_cli.job_command import JobCommand
 from albert_keras_settings import PretrainSettings
-from albert_keras_settings.settings_flags import add_settings_flags, settings_from_args
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The `albert-keras pretrain` flags: one per `PretrainSettings` field, and `--config`."""
-    add_settings_flags(parser, PretrainSettings)
-    add_config_flag(parser, "override a preset argument")
+def _report(settings: PretrainSettings, summary: dict) -> None:
+    print_run("pretrained", summary, settings.output_dir)
 
 
-def check_arguments(args: argparse.Namespace) -> None:
-    """Makes the settings before TensorFlow loads: a bad value is one line in a second."""
-    settings_from_args(PretrainSettings, args, config=parse_config_flags(args.config))
-
-
-def run(args: argparse.Namespace) -> int:
-    """Runs `pretrain` with the parsed flags; prints where the outputs are."""
-    from albert_keras.jobs.pretrain_job import pretrain
-
-    settings = settings_from_args(PretrainSettings, args, config=parse_config_flags(args.config))
-    print_run("pretrained", pretrain(settings), settings.output_dir)
-    return 0
+COMMAND = JobCommand(
+    PretrainSettings,
+    "albert_keras.jobs.pretrain_job:pretrain",
+    _report,
+    config_help="override a preset argument",
+)
+add_arguments, check_arguments, run = COMMAND.add_arguments, COMMAND.check_arguments, COMMAND.run
