@@ -68,3 +68,56 @@ def _kill_at_first_checkpoint(argv: list[str], output_dir: pathlib.Path) -> int:
     job.send_signal(signal.SIGKILL)
     job.wait()
     return json.loads(state.read_text())["step"]
+
+
+# === Pretraining records and teachers (tests/jobs, tests/training, tests/distill) ===
+
+
+@pytest.fixture(scope="session")
+def tiny_records(tmp_path_factory):
+    """Synthetic pretraining records with a learnable signal: two training shards of 512
+    examples and one eval shard of 64; returns their globs."""
+    from synthetic_records import write_synthetic_records  # TensorFlow: only where used
+
+    root = tmp_path_factory.mktemp("records")
+    for shard in range(2):
+        write_synthetic_records(root / f"train-{shard}.tfrecord", 512, seed=shard)
+    write_synthetic_records(root / "eval-0.tfrecord", 64, seed=99)
+    return {"train": str(root / "train-*.tfrecord"), "eval": str(root / "eval-*.tfrecord")}
+
+
+@pytest.fixture
+def tiny_overrides():
+    """Backbone overrides on top of a preset for a model that trains in seconds."""
+    from synthetic_records import SEQ_LENGTH, VOCABULARY_SIZE
+
+    return {
+        "vocabulary_size": VOCABULARY_SIZE,
+        "num_layers": 2,
+        "num_heads": 2,
+        "embedding_dim": 16,
+        "hidden_dim": 32,
+        "intermediate_dim": 64,
+        "max_sequence_length": SEQ_LENGTH,
+    }
+
+
+@pytest.fixture(scope="session")
+def distill_records(tmp_path_factory):
+    """One training shard of 256 examples and one eval shard of 64; returns their globs."""
+    from synthetic_records import write_synthetic_records
+
+    root = tmp_path_factory.mktemp("distill_records")
+    write_synthetic_records(root / "train-0.tfrecord", 256, seed=0)
+    write_synthetic_records(root / "eval-0.tfrecord", 64, seed=99)
+    return {"train": str(root / "train-*.tfrecord"), "eval": str(root / "eval-*.tfrecord")}
+
+
+@pytest.fixture(scope="session")
+def teacher_path(tmp_path_factory):
+    """A saved teacher (`model.keras`, as `albert-keras pretrain` writes)."""
+    from distill_helpers import make_teacher
+
+    path = tmp_path_factory.mktemp("teacher") / "model.keras"
+    make_teacher().save(path)
+    return str(path)

@@ -17,7 +17,7 @@ from albert_keras.jobs import finetune_glue_job as job
 from albert_keras_cli import main as cli
 
 SPM = "vocab/30k-clean.reconstructed.model"
-DISTRIBUTED_CHECK = pathlib.Path(__file__).with_name("glue_distributed_check.py")
+DISTRIBUTED_CHECK = pathlib.Path(__file__).parents[1] / "training" / "glue_distributed_check.py"
 
 
 def _tiny_backbone():
