@@ -2,7 +2,7 @@
 corpus sizes, so that the runner's fixed start-up cost and its cost per MB are told apart.
 
     PYTHONPATH=$PWD .venv/bin/python benchmarks/beam_pretraining_data.py \\
-        [--megabytes 1,8] [--tiny] [--max_seq_length 512] [--dupe_factor 4] [--num_shards 4]
+        [--megabytes 1,8] [--tiny] [--repeats 3] [--max_seq_length 512] [--dupe_factor 4]
 
 Each corpus is cut from the books (`../shared/data/corpus/gutenberg`, concatenated in name
 order, repeated if more text is asked for than they hold) into files of about 1 MB, ended at a
@@ -13,7 +13,8 @@ CPU-seconds of the whole process tree (`RUSAGE_CHILDREN`: Beam's worker processe
 interpreter start-up included), peak RSS summed over the tree (a page shared by processes, as
 Beam's libraries are, counts once per process), peak PSS summed over the tree (a shared page
 counts once in all: the memory the tree takes), and wall seconds (meaningless on a loaded
-machine). It checks that every run on a corpus wrote the same shards (sha256).
+machine), each the median of `--repeats` rounds (Beam's start-up alone varies by about half a
+CPU-second from run to run). It checks that every run on a corpus wrote the same shards.
 
 From the two sizes: the extra CPU-seconds from the small corpus to the large one (the cost of
 the work itself), the fixed start-up cost (the CPU-seconds extrapolated to an empty corpus:
@@ -30,6 +31,7 @@ import json
 import os
 import pathlib
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -136,6 +138,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--megabytes", default="1,8", help="The two corpus sizes, in MB.")
     parser.add_argument("--tiny", action="store_true", help="Corpora of 0.25 and 1 MB, dupe 1.")
+    parser.add_argument("--repeats", type=int, default=3, help="Rounds; medians are printed.")
     parser.add_argument("--spm_model", default=str(DATA / "vocab/30k-clean.reconstructed.model"))
     parser.add_argument("--max_seq_length", type=int, default=512)
     parser.add_argument("--dupe_factor", type=int, default=4)
@@ -156,19 +159,35 @@ def main() -> None:
         f"max_seq_length {args.max_seq_length}, dupe_factor {args.dupe_factor}, "
         f"{args.num_shards} shards, {os.cpu_count()} cores"
     )
-    rows = {}
+    runs, floors = {}, []
     with tempfile.TemporaryDirectory() as folder:
-        for megabytes in (small, large):
-            pattern = make_corpus(pathlib.Path(folder) / f"{megabytes}MB", megabytes, books)
-            for name, arguments in RUNS.items():
-                rows[megabytes, name] = run([*common, "--input", pattern, *arguments])
-    with tempfile.TemporaryDirectory() as folder:
-        floor = measure([sys.executable, "-c", TRIVIAL_PIPELINE], pathlib.Path(folder) / "log")
+        patterns = {
+            megabytes: make_corpus(pathlib.Path(folder) / f"{megabytes}MB", megabytes, books)
+            for megabytes in (small, large)
+        }
+        log = pathlib.Path(folder) / "log"
+        # Rounds: a burst of load hits every run of a round alike.
+        for _ in range(args.repeats):
+            for megabytes, pattern in patterns.items():
+                for name, arguments in RUNS.items():
+                    row = run([*common, "--input", pattern, *arguments])
+                    runs.setdefault((megabytes, name), []).append(row)
+            floors.append(measure([sys.executable, "-c", TRIVIAL_PIPELINE], log))
+    rows = {key: _median(values) for key, values in runs.items()}
+    floor = _median(floors)
     _print_table(rows, small, large)
     print(
         f"Beam's floor (a 3-element pipeline on the same runner, 2 workers): "
         f"{floor['cpu']:.2f} CPU-s, peak RSS {floor['rss_mb']:,.0f} MB, PSS {floor['pss_mb']:,.0f} MB"
     )
+
+
+def _median(rows: list[dict]) -> dict:
+    """Each figure's median over the rounds (the shards' hashes: every round's, to compare)."""
+    median = {k: statistics.median(row[k] for row in rows) for k in rows[0] if k != "hashes"}
+    if "hashes" in rows[0]:
+        median["hashes"] = [row["hashes"] for row in rows]
+    return median
 
 
 def _print_table(rows: dict, small: float, large: float) -> None:
@@ -190,7 +209,11 @@ def _print_table(rows: dict, small: float, large: float) -> None:
         fixed = rows[small, name]["cpu"] - per_mb * small
         print(f"{name:30}{extra[name]:12.2f}{per_mb:9.3f}{fixed:21.2f}")
     for megabytes in (small, large):
-        hashes = {json.dumps(rows[megabytes, n]["hashes"], sort_keys=True) for n in RUNS}
+        hashes = {
+            json.dumps(hashes, sort_keys=True)
+            for n in RUNS
+            for hashes in rows[megabytes, n]["hashes"]
+        }
         print(f"identical shards in every run at {megabytes:g} MB: {len(hashes) == 1}")
     ratio = extra[BEAM] / extra[LOCAL]
     beam = rows[large, BEAM]
