@@ -33,11 +33,15 @@ def test_groups_are_sorted_by_length_and_cut_to_their_longest_row():
     lengths = [5, 2, 7, 3, 2]
     inputs = {name: tf.constant(value) for name, value in packed(lengths, 9).items()}
     inputs["token_ids"] = tf.concat([tf.range(100, 105)[:, None], inputs["token_ids"][:, 1:]], 1)
-    logits = logits_by_length(spy, inputs, num_classes=2, rows_per_group=2).numpy()
+    logits = logits_by_length(spy, inputs, 2, rows_per_group=2, width_multiple=1).numpy()
     # Sorted (stable): rows 1, 4 (2 tokens), 3 (3), 0 (5), 2 (7); groups of two.
     assert calls == [(2, 2), (2, 5), (1, 7)]
     assert logits[:, 0].tolist() == [100, 101, 102, 103, 104]  # back in the rows' order
     assert logits[:, 1].tolist() == [5, 2, 7, 5, 2]
+    calls.clear()  # widths rounded up to a multiple, at most the padded 9
+    logits_by_length(spy, inputs, 2, rows_per_group=2, width_multiple=4)
+    logits_by_length(spy, inputs, 2, rows_per_group=2)  # default multiple 16: all at 9
+    assert calls == [(2, 4), (2, 8), (1, 8), (2, 9), (2, 9), (1, 9)]
 
 
 def test_an_empty_batch_gives_no_rows():
@@ -65,7 +69,7 @@ def test_grouped_cls_logits_equal_the_model_on_padded_inputs():
     np.testing.assert_allclose(classifier_logits(model)(inputs), expected, atol=1e-5)
     signature = [{name: tf.TensorSpec([None, None], tf.int32) for name in INPUT_NAMES}]
     served = tf.function(
-        lambda x: logits_by_length(classifier_logits(model), x, 3, rows_per_group=16),
+        lambda x: logits_by_length(classifier_logits(model), x, 3, 16, width_multiple=8),
         input_signature=signature,
     )
     np.testing.assert_allclose(served(inputs), expected, atol=1e-5)
