@@ -74,7 +74,9 @@ def _served(folder):
     return tf.saved_model.load(str(folder)).signatures["serving_default"]
 
 
-@pytest.mark.parametrize("head", ["simple", "v2"])
+# Each export traces and writes the whole graph (~25 CPU-s): the v2 head and the command's own
+# run are slow; the simple head covers the shared path in the default suite.
+@pytest.mark.parametrize("head", ["simple", pytest.param("v2", marks=pytest.mark.slow)])
 def test_exported_answers_are_answer_questions_answers(vocabulary, tmp_path, head):
     answerer = _answerer(vocabulary, head)
     examples = [SquadExample(str(k), q, c) for k, (q, c) in enumerate(zip(QUESTIONS, CONTEXTS))]
@@ -100,6 +102,7 @@ def test_exported_answers_are_answer_questions_answers(vocabulary, tmp_path, hea
     assert found == answers and any(answers[:4])
 
 
+@pytest.mark.slow
 def test_the_command_exports_a_question_answerer_and_says_how_to_load_it(
     vocabulary, tmp_path, capsys
 ):
