@@ -268,7 +268,8 @@ def _unpacked(text: bytes, sizes: bytes) -> list[list[str]]:
 
 
 class _MakeShard(beam.DoFn):
-    """(shard, [its pieces]) -> the shard file, its groups in order; yields its stats."""
+    """(shard, [its pieces]) -> the shard file, its groups in order; yields `([shard], its
+    PretrainingStats dict)` (the form `_merge_made_stats` merges)."""
 
     def __init__(self, config, model, recorded, output_dir, keep_freed_memory=False):
         self.config = config
