@@ -4,12 +4,16 @@
 ways, or not at all, is one line and exit 2 before TensorFlow loads."""
 
 import argparse
+import importlib.util
+import pathlib
 import subprocess
 import sys
 
 import pytest
 
 from albert_keras_cli import export
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def _checked(*argv):
@@ -84,3 +88,20 @@ def test_flag_errors_are_one_line_before_tensorflow(tmp_path, argv, message):
     rc, stderr, loaded_tensorflow = _run_in_fresh_process(["export", *argv])
     assert (rc, len(stderr), loaded_tensorflow) == (2, 1, False), stderr
     assert stderr[0] == f"albert-keras export: error: {message}"
+
+
+def test_the_flags_page_shows_one_name_per_idea():
+    spec = importlib.util.spec_from_file_location("flags_table", ROOT / "tools" / "flags_table.py")
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    page = tool.render()
+    # command -> its table; the shared flags' table first
+    sections = {part.split("`", 1)[0]: part for part in page.split("\n## `")}
+    export_section = sections["albert-keras export"]
+    for hidden in ("--sequence_length", "MODEL_FILE", "OUTPUT_FOLDER"):
+        assert hidden not in next(iter(sections.values())) + export_section
+    assert "| `--model` |" in export_section and "| `--output_dir` |" in export_section
+    assert "| `--from` |" in sections["albert-keras convert"]
+    assert "--source" not in sections["albert-keras convert"]
+    assert "| `--max_seq_length` |" in sections["albert-keras predict"]
+    assert "--sequence_length" not in sections["albert-keras predict"]
