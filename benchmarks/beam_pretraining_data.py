@@ -178,7 +178,8 @@ def main() -> None:
     _print_table(rows, small, large)
     print(
         f"Beam's floor (a 3-element pipeline on the same runner, 2 workers): "
-        f"{floor['cpu']:.2f} CPU-s, peak RSS {floor['rss_mb']:,.0f} MB, PSS {floor['pss_mb']:,.0f} MB"
+        f"{floor['cpu']:.2f} CPU-s, peak RSS {floor['rss_mb']:,.0f} MB, "
+        f"PSS {floor['pss_mb']:,.0f} MB"
     )
 
 
@@ -197,8 +198,9 @@ def _print_table(rows: dict, small: float, large: float) -> None:
     )
     for (megabytes, name), row in rows.items():
         print(
-            f"{name:30}{megabytes:5g}{row['examples']:9,}{row['cpu']:8.2f}{row['rss_mb']:12,.0f}"
-            f"{row['pss_mb']:7,.0f}{row['wall']:8.1f}{row['examples'] / row['cpu']:15,.0f}"
+            f"{name:30}{megabytes:5g}{int(row['examples']):9,}{row['cpu']:8.2f}"
+            f"{row['rss_mb']:12,.0f}{row['pss_mb']:7,.0f}{row['wall']:8.1f}"
+            f"{row['examples'] / row['cpu']:15,.0f}"
         )
     print(f"\nfrom {small:g} MB to {large:g} MB:")
     print(f"{'':30}{'extra CPU s':>12}{'CPU s/MB':>9}{'fixed start-up CPU s':>21}")
