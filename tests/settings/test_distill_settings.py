@@ -178,7 +178,11 @@ def test_settings_or_keywords_record_the_same_run_config(
 
     teacher, records, backbone = teacher_and_records
     # The run config is recorded when the folder opens; the training itself is not needed here.
-    monkeypatch.setattr(distill_job, "_train", lambda s, run, training, verbose: run.config)
+    run = distill_job._Distill  # JobRun's steps after the folder opens do nothing here
+    for step in ("prepare", "build", "fit", "save"):
+        monkeypatch.setattr(run, step, lambda self, *args: None)
+    monkeypatch.setattr(run, "evaluate", lambda self, folder, model: {})
+    monkeypatch.setattr(run, "summary", lambda self, model, figures: self.run_config)
     given = {"teacher": str(teacher), "records": str(records), "batch_size": 16,
              "max_steps": 40, "mixed_precision": "float32", "mlm_weight": 3.0}  # fmt: skip
     settings = DistillSettings(**given, output_dir=str(tmp_path / "a"))
