@@ -17,6 +17,7 @@ only parsed (in a fixed order), every pass p over the data is shuffled with its 
 nothing depends on iterator history.
 """
 
+import contextlib
 import dataclasses
 from collections.abc import Sequence
 
@@ -304,6 +305,26 @@ def _parsed_in_order(files, lengths, batch_size) -> tf.data.Dataset:
     return dataset.with_options(options).prefetch(tf.data.AUTOTUNE).unbatch()
 
 
+@contextlib.contextmanager
+def _nonzero_global_seed():
+    """Traces the passes under global seed 1 where the global seed is 0.
+
+    TensorFlow pairs a shuffle's tensor seed with the global seed and compares the pair with
+    (0, 0) as a Python bool, which fails while tracing when the global seed is 0
+    (`keras.utils.set_random_seed(0)`, `albert-keras pretrain --seed 0`). No library call
+    takes the pair directly, so for that one global seed the passes are traced under 1 (a fixed
+    choice: such runs stay reproducible) and the global seed is set back to 0 afterwards.
+    """
+    if tf.compat.v1.get_seed(1)[0] != 0:
+        yield
+        return
+    tf.random.set_seed(1)
+    try:
+        yield
+    finally:
+        tf.random.set_seed(0)
+
+
 def _seeded_passes(
     examples, batch_size, *, num_examples, seed, start_step, masking
 ) -> tf.data.Dataset:
@@ -329,7 +350,8 @@ def _seeded_passes(
             num_parallel_calls=tf.data.AUTOTUNE,
         )
 
-    stream = tf.data.Dataset.range(first_pass, MAX_PASSES).flat_map(one_pass)
+    with _nonzero_global_seed():
+        stream = tf.data.Dataset.range(first_pass, MAX_PASSES).flat_map(one_pass)
     options = tf.data.Options()
     options.deterministic = True
     return stream.skip(skipped).with_options(options).prefetch(tf.data.AUTOTUNE)
