@@ -87,14 +87,7 @@ def export_saved_model(
     if num_classes is None:
         raise ValueError(f"cannot export a {type(model).__name__}: an AlbertClassifier is needed")
     archive = _archive(model, preprocessor, num_classes)
-    folder = OutputFolder(output_dir, COMMAND, arguments or {}, overwrite=overwrite).open()
-    try:
-        _write_into(folder, archive)
-    except BaseException:
-        folder.close()
-        folder.discard_if_unused()
-        raise
-    folder.close()
+    write_archive(archive, output_dir, arguments, overwrite=overwrite)
     output = ["score"] if num_classes == 1 else ["probabilities"]
     return {
         "serving_default": output,
@@ -146,6 +139,29 @@ def _archive(model, preprocessor, num_classes: int) -> keras.export.ExportArchiv
     archive.add_endpoint("pairs", classify_pairs, input_signature=[TEXT, TEXT])
     archive.add_endpoint("tokenize", tokenize, input_signature=[TEXT])
     return archive
+
+
+def write_archive(archive, output_dir: str, arguments: dict | None, *, overwrite=False) -> None:
+    """Writes a `keras.export.ExportArchive` into `output_dir` as `albert-keras export` owns it.
+
+    The folder is opened through `OutputFolder` (refused when another command's or a user's;
+    locked while writing), the SavedModel staged and moved into place by `_write_into`, and a
+    folder this call created is removed again when writing fails.
+
+    Args:
+        archive: the `keras.export.ExportArchive` to write.
+        output_dir: the export's folder.
+        arguments: what the export was made from, recorded in the folder's manifest.
+        overwrite: replace an earlier export made with other arguments.
+    """
+    folder = OutputFolder(output_dir, COMMAND, arguments or {}, overwrite=overwrite).open()
+    try:
+        _write_into(folder, archive)
+    except BaseException:
+        folder.close()
+        folder.discard_if_unused()
+        raise
+    folder.close()
 
 
 def _write_into(folder: OutputFolder, archive) -> None:

@@ -24,10 +24,9 @@ import pathlib
 import keras
 import tensorflow as tf
 
-from albert_keras.serving.export_saved_model import COMMAND, TEXT, _write_into
+from albert_keras.serving.export_saved_model import TEXT, write_archive
 from albert_keras.serving.squad_text_graph import encode_with_offsets, piece_tables
 from albert_keras.serving.squad_windows_graph import max_context, sliding_windows
-from albert_keras_contracts.output_folder import OutputFolder
 
 OUTPUTS = ["answer", "start_char", "end_char", "score", "null_odds"]
 
@@ -101,14 +100,7 @@ def export_question_answerer(
     archive.track(model)
     archive.track(answer.sentencepiece)
     archive.add_endpoint("serving_default", answer.answer, input_signature=[TEXT, TEXT])
-    folder = OutputFolder(output_dir, COMMAND, arguments or {}, overwrite=overwrite).open()
-    try:
-        _write_into(folder, archive)
-    except BaseException:
-        folder.close()
-        folder.discard_if_unused()
-        raise
-    folder.close()
+    write_archive(archive, output_dir, arguments, overwrite=overwrite)
     return {"serving_default": list(OUTPUTS)}
 
 
