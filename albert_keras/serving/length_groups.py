@@ -111,4 +111,4 @@ def logits_by_length(
 
     # A while loop, not Python's: the batch size is known only when a request comes.
     _, groups = tf.while_loop(lambda i, _: i < num_groups, group_logits, (0, groups))
-    return tf.gather(groups.concat(), tf.argsort(order))
+    return tf.gather(groups.concat(), tf.math.invert_permutation(order))

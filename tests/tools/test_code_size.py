@@ -18,23 +18,29 @@ with `keras.` or `keras_hub.`, is a bare `Layer`, `Model`, `Callback`, `Optimize
 packages, by class name in any module (so `SharedEncoder(keras.layers.Layer)` makes
 `class Deeper(SharedEncoder)` one too). A mixin such as `AlbertTask` is not one by itself: its
 models list `keras.Model` beside it. Dataclass-generated `__init__`s are not in the source, so
-not counted. Pure Python (`ast`): nothing is imported.
+not counted. Pure Python (`ast`): nothing of the packages is imported (the package list comes
+from `tools/import_graph.py`, itself pure Python).
 """
 
 from __future__ import annotations
 
 import ast
+import importlib.util
 import pathlib
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-PACKAGES = (
-    "albert_keras",
-    "albert_keras_cli",
-    "albert_keras_contracts",
-    "albert_keras_settings",
-    "pipelines",
-)
+
+
+def _packages() -> tuple[str, ...]:
+    """The project's packages as `tools/import_graph.py` lists them (the one list of them)."""
+    spec = importlib.util.spec_from_file_location("import_graph", ROOT / "tools/import_graph.py")
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    return tool.PACKAGES
+
+
+PACKAGES = _packages()
 MAX_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 80
 MAX_PARAMETERS = 12
