@@ -117,7 +117,8 @@ def model_config(args) -> dict:
     return config
 
 
-def main(argv=None) -> int:
+def parse_args(argv=None) -> argparse.Namespace:
+    """The benchmark's flags (also read by accelerator_profile.py)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--preset", default="albert_base", help="an AlbertBackbone preset")
     for name in ("num_layers", "hidden_dim", "num_heads", "intermediate_dim", "embedding_dim"):
@@ -138,6 +139,12 @@ def main(argv=None) -> int:
     parser.add_argument("--warmup", type=int, default=2, help="untimed steps (compile) first")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
+        "--flash",
+        default="on,off",
+        help="the variants to time, comma-separated: on, off or both (one alone when the other"
+        " does not compile on a device)",
+    )
+    parser.add_argument(
         "--tiny", action="store_true", help="L2 H64 4 heads, batch 4 x 64: a smoke run for CPUs"
     )
     args = parser.parse_args(argv)
@@ -145,14 +152,22 @@ def main(argv=None) -> int:
         args.num_layers, args.hidden_dim, args.num_heads = 2, 64, 4
         args.intermediate_dim, args.embedding_dim = 128, 32
         args.batch_size, args.seq_length, args.steps, args.rounds = 4, 64, 3, 2
+    variants = [v.strip() for v in args.flash.split(",") if v.strip()]
+    if not variants or set(variants) - {"on", "off"}:
+        parser.error(f"--flash {args.flash!r}: expected on, off or on,off")
+    args.flash = variants
+    return args
 
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
     import jax
     import keras
 
     import albert_keras as ak
 
     if keras.backend.backend() != "jax":
-        parser.error(f"KERAS_BACKEND={keras.backend.backend()}: this benchmark is for jax")
+        sys.exit(f"KERAS_BACKEND={keras.backend.backend()}: this benchmark is for jax")
     if args.mixed_precision == "auto":
         # `auto` is the training runtime's choice, which imports TensorFlow (the record
         # readers); a machine with JAX alone names the policy instead.
@@ -176,8 +191,7 @@ def main(argv=None) -> int:
         args.batch_size, args.seq_length, args.vocabulary_size, args.num_predictions, args.seed
     )
     runners = {
-        "flash attention on": build_step(args, batch, policy, flash=True),
-        "flash attention off": build_step(args, batch, policy, flash=False),
+        f"flash attention {v}": build_step(args, batch, policy, flash=v == "on") for v in args.flash
     }
     print(
         f"{args.preset} L{config['num_layers']} H{config['hidden_dim']} "
@@ -194,7 +208,7 @@ def main(argv=None) -> int:
     for name, times in per_round.items():
         seconds = median_timing(times).wall
         rate = step_flops / seconds
-        other = next(n for n in per_round if n != name)
+        other = next((n for n in per_round if n != name), name)
         rows.append(
             [
                 name,

@@ -128,7 +128,16 @@ class SelfAttentionBlock(keras.layers.Layer):
                 # mask sends every call back to XLA's unfused kernel.
                 mask_shape = (batch_size, 1, ops.shape(query)[1], ops.shape(key)[1])
                 attention_mask = ops.broadcast_to(attention_mask, mask_shape)
-            x = ops.dot_product_attention(query, key, value, mask=attention_mask)
+            # `keras.ops` reads no global switch itself (Keras's attention layers do): passing
+            # it on makes `keras.config.disable_flash_attention()` hold here too (None: the
+            # backend's fused kernel where the shapes allow it).
+            x = ops.dot_product_attention(
+                query,
+                key,
+                value,
+                mask=attention_mask,
+                flash_attention=keras.config.is_flash_attention_enabled(),
+            )
         x = ops.reshape(x, (batch_size, -1, hidden_dim))
         x = self.output_dense(x)
         x = self.output_dropout(x, training=training)
