@@ -19,6 +19,7 @@ import keras
 import tensorflow as tf
 
 from albert_keras.serving.length_groups import classifier_logits, logits_by_length
+from albert_keras.serving.warmup_requests import write_warmup_requests
 from albert_keras_contracts import atomic_write
 from albert_keras_contracts.output_folder import OutputFolder, OutputFolderError, os_error_line
 
@@ -44,7 +45,9 @@ def export_saved_model(
     The classifying ones return `probabilities` (batch, classes), the softmax of the logits,
     or, for a regression model (`num_classes == 1`), `score` (batch,). They run the model at
     the texts' own lengths, not the padded one (`length_groups`: the same outputs up to float
-    round-off, less work for short texts).
+    round-off, less work for short texts). `assets.extra/tf_serving_warmup_requests` holds a
+    request for every (rows, width) shape they can run (`warmup_requests`): TF Serving replays
+    it at load, `warmup_requests.warm_up` does the same for `tf.saved_model.load`.
 
     The SavedModel needs TensorFlow and `tensorflow-text` (whose SentencePiece and
     normalization ops the graph uses: `import tensorflow_text` before loading), not
@@ -87,7 +90,11 @@ def export_saved_model(
     if num_classes is None:
         raise ValueError(f"cannot export a {type(model).__name__}: an AlbertClassifier is needed")
     archive = _archive(model, preprocessor, num_classes)
-    write_archive(archive, output_dir, arguments, overwrite=overwrite)
+
+    def add_warmup_requests(saved_model_dir):
+        write_warmup_requests(saved_model_dir, preprocessor, preprocessor.sequence_length)
+
+    write_archive(archive, output_dir, arguments, overwrite=overwrite, extras=add_warmup_requests)
     output = ["score"] if num_classes == 1 else ["probabilities"]
     return {
         "serving_default": output,
@@ -141,7 +148,9 @@ def _archive(model, preprocessor, num_classes: int) -> keras.export.ExportArchiv
     return archive
 
 
-def write_archive(archive, output_dir: str, arguments: dict | None, *, overwrite=False) -> None:
+def write_archive(
+    archive, output_dir: str, arguments: dict | None, *, overwrite=False, extras=None
+) -> None:
     """Writes a `keras.export.ExportArchive` into `output_dir` as `albert-keras export` owns it.
 
     The folder is opened through `OutputFolder` (refused when another command's or a user's;
@@ -153,10 +162,12 @@ def write_archive(archive, output_dir: str, arguments: dict | None, *, overwrite
         output_dir: the export's folder.
         arguments: what the export was made from, recorded in the folder's manifest.
         overwrite: replace an earlier export made with other arguments.
+        extras: None, or a function of the staging SavedModel folder that adds files to it
+            (the warm-up requests) before it moves into place.
     """
     folder = OutputFolder(output_dir, COMMAND, arguments or {}, overwrite=overwrite).open()
     try:
-        _write_into(folder, archive)
+        _write_into(folder, archive, extras)
     except BaseException:
         folder.close()
         folder.discard_if_unused()
@@ -164,13 +175,15 @@ def write_archive(archive, output_dir: str, arguments: dict | None, *, overwrite
     folder.close()
 
 
-def _write_into(folder: OutputFolder, archive) -> None:
+def _write_into(folder: OutputFolder, archive, extras=None) -> None:
     """Writes the SavedModel into a hidden staging folder inside `folder`, then moves its
     entries into place, replacing only entries this command wrote before."""
     staging = atomic_write.temporary_path(os.path.join(folder.path, "saved_model"))
     try:
         try:
             archive.write_out(staging, verbose=False)
+            if extras is not None:
+                extras(staging)
         except tf.errors.OpError as error:
             raise _as_os_error(error, folder.path) from None
         entries = sorted(os.listdir(staging))

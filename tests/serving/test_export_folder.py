@@ -21,7 +21,7 @@ from albert_keras.preprocessing import AlbertPreprocessor, AlbertTokenizer
 from albert_keras_cli.main import main
 from albert_keras_contracts.output_folder import MANIFEST, OutputFolder
 
-SAVED_MODEL = ["assets", "fingerprint.pb", "saved_model.pb", "variables"]
+SAVED_MODEL = ["assets", "assets.extra", "fingerprint.pb", "saved_model.pb", "variables"]
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,167 @@
+"""The export's warm-up file: TF Serving's PredictionLog records, one request for every (rows,
+width) shape `serving_default` can run, replayed by `warm_up`; bad folders are one line."""
+
+import shutil
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from albert_keras.models import AlbertBackbone, AlbertClassifier
+from albert_keras.preprocessing import AlbertPreprocessor, AlbertTokenizer
+from albert_keras.serving import export_saved_model
+from albert_keras.serving.length_groups import logits_by_length
+from albert_keras.serving.warmup_requests import (
+    WARMUP_FILE,
+    read_warmup_requests,
+    warm_up,
+    warmup_shapes,
+    warmup_texts,
+    write_warmup_requests,
+)
+
+LENGTH = 40  # widths 16, 32 and 40 (not a multiple of 16: cut to the packed length)
+
+
+@pytest.fixture(scope="module")
+def preprocessor(tiny_spm):
+    return AlbertPreprocessor(AlbertTokenizer(str(tiny_spm)), sequence_length=LENGTH)
+
+
+@pytest.fixture(scope="module")
+def served(tiny_spm, tmp_path_factory):
+    keras.utils.set_random_seed(5)
+    # Its own preprocessor: one the tests call eagerly holds a tf.function no export can save.
+    preprocessor = AlbertPreprocessor(AlbertTokenizer(str(tiny_spm)), sequence_length=LENGTH)
+    backbone = AlbertBackbone(vocabulary_size=100, num_layers=1, num_heads=2, embedding_dim=8,
+                              hidden_dim=16, intermediate_dim=32, max_sequence_length=LENGTH)  # fmt: skip
+    model = AlbertClassifier(backbone, num_classes=2, preprocessor=preprocessor)
+    folder = tmp_path_factory.mktemp("warmup") / "served"
+    export_saved_model(model, folder)
+    return folder
+
+
+def test_the_shapes_are_every_row_count_at_every_width():
+    assert len(warmup_shapes(128)) == 16 * 8
+    assert sorted({width for _, width in warmup_shapes(128)}) == list(range(16, 129, 16))
+    assert warmup_shapes(17) == [(r, 16) for r in range(1, 17)] + [(r, 17) for r in range(1, 17)]
+    assert warmup_shapes(LENGTH, rows_per_group=4) == [
+        (r, w) for w in (16, 32, 40) for r in (1, 2, 3, 4)
+    ]
+
+
+def test_the_file_holds_one_request_per_shape_the_length_groups_run(served, preprocessor):
+    assert (served / WARMUP_FILE).is_file()
+    requests = read_warmup_requests(served)
+    assert [name for name, _ in requests] == ["serving_default"] * 48 + ["pairs"]
+    assert sorted(requests[-1][1]) == ["text_a", "text_b"]
+    seen = []  # the (rows, width) of every call of the model, request by request
+
+    def spy(group):
+        seen.append(tuple(group["token_ids"].shape))
+        return tf.zeros([tf.shape(group["token_ids"])[0], 2])
+
+    for _, inputs in requests[:-1]:
+        assert list(inputs) == ["text"] and inputs["text"].dtype == object
+        logits_by_length(spy, preprocessor(tf.constant(inputs["text"])), num_classes=2)
+    assert seen == warmup_shapes(LENGTH)  # one group per request, every shape exactly once
+
+
+def test_the_records_parse_as_tf_servings_own_prediction_log(served):
+    prediction_log_pb2 = pytest.importorskip("tensorflow_serving.apis.prediction_log_pb2")
+    dataset = tf.data.TFRecordDataset(str(served / WARMUP_FILE))
+    logs = [prediction_log_pb2.PredictionLog.FromString(r) for r in dataset.as_numpy_iterator()]
+    assert [log.predict_log.request.model_spec.signature_name for log in logs][-2:] == [
+        "serving_default",
+        "pairs",
+    ]
+    texts = tf.make_ndarray(logs[0].predict_log.request.inputs["text"])
+    assert texts.shape == (1,) and texts.dtype == object
+
+
+def test_warm_up_replays_every_request_on_the_loaded_model(served):
+    pytest.importorskip("tensorflow_text", reason="the exported graph needs tensorflow-text")
+    import tensorflow_text  # noqa: F401  (registers the graph's SentencePiece ops)
+
+    loaded = tf.saved_model.load(str(served))
+    assert warm_up(loaded, served) == 49
+    single = loaded.signatures["serving_default"](text=tf.constant(["a a a"]))
+    assert single["probabilities"].shape == (1, 2)
+
+
+class FakeLoaded:
+    """A loaded SavedModel's `signatures`, recording what each call was given."""
+
+    def __init__(self, names):
+        self.calls = []
+        self.signatures = {name: self._signature(name) for name in names}
+
+    def _signature(self, name):
+        def call(**inputs):
+            self.calls.append((name, {k: v.shape.as_list() for k, v in inputs.items()}))
+
+        return call
+
+
+def test_warm_up_calls_each_signature_with_its_inputs_and_names_a_missing_one(served):
+    loaded = FakeLoaded(["serving_default", "pairs"])
+    assert warm_up(loaded, served) == 49
+    rows = [call[1]["text"][0] for call in loaded.calls[:-1]]
+    assert rows == list(range(1, 17)) * 3  # at widths 16, 32 and 40
+    assert loaded.calls[-1] == ("pairs", {"text_a": [1], "text_b": [1]})
+    with pytest.raises(ValueError) as error:
+        warm_up(FakeLoaded(["serve"]), served)
+    assert str(error.value) == (
+        f"{served / WARMUP_FILE}: record 1 calls signature 'serving_default', which the loaded "
+        "model lacks (it has ['serve'])"
+    )
+
+
+def _one_line_error(folder) -> str:
+    with pytest.raises(ValueError) as error:
+        read_warmup_requests(folder)
+    message = str(error.value)
+    assert "\n" not in message
+    return message
+
+
+def test_bad_folders_and_files_are_one_line(served, preprocessor, tmp_path):
+    missing = tmp_path / "missing"
+    assert _one_line_error(missing) == f"{missing}: not a SavedModel folder (no saved_model.pb)"
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    shutil.copyfile(served / "saved_model.pb", bare / "saved_model.pb")
+    assert _one_line_error(bare) == (
+        f"{bare / WARMUP_FILE}: no such file; export the model again with albert-keras export"
+    )
+    assert write_warmup_requests(bare, preprocessor, LENGTH) == 49
+    data = (bare / WARMUP_FILE).read_bytes()
+    (bare / WARMUP_FILE).write_bytes(data[: len(data) - 5])  # the last record cut short
+    message = _one_line_error(bare)
+    assert message.startswith(f"{bare / WARMUP_FILE}: record 49 is damaged (")
+    with tf.io.TFRecordWriter(str(bare / WARMUP_FILE)) as writer:
+        writer.write(b"\xff not a proto")
+    message = _one_line_error(bare)
+    assert message.startswith(f"{bare / WARMUP_FILE}: record 1 is not a PredictionLog (")
+    with tf.io.TFRecordWriter(str(bare / WARMUP_FILE)) as writer:
+        pass
+    assert _one_line_error(bare) == f"{bare / WARMUP_FILE}: holds no requests"
+
+
+def test_an_empty_record_is_not_a_predict_request(tmp_path, served):
+    shutil.copytree(served, tmp_path / "served")
+    with tf.io.TFRecordWriter(str(tmp_path / "served" / WARMUP_FILE)) as writer:
+        writer.write(b"")  # a PredictionLog with no log set
+    assert _one_line_error(tmp_path / "served") == (
+        f"{tmp_path / 'served' / WARMUP_FILE}: record 1 holds no Predict request"
+    )
+
+
+def test_texts_fit_any_vocabulary_the_filler_splits(preprocessor):
+    # Every text lands in its width whatever the filler's pieces: measured, not assumed.
+    for rows, width, texts in zip(
+        *zip(*warmup_shapes(LENGTH)), warmup_texts(preprocessor, warmup_shapes(LENGTH))
+    ):
+        lengths = np.asarray(preprocessor(tf.constant(texts))["padding_mask"]).sum(axis=1)
+        assert len(texts) == rows and width - 16 < lengths.max() <= width
