@@ -11,6 +11,7 @@ from __future__ import annotations
 import ctypes
 import dataclasses
 import errno
+import gc
 import itertools
 import multiprocessing
 import os
@@ -289,6 +290,8 @@ _M_TRIM_THRESHOLD = -1
 _M_MMAP_THRESHOLD = -3
 _MMAP_THRESHOLD = 32 << 20  # the most glibc takes on 64-bit
 _TRIM_THRESHOLD = 256 << 20
+# Net new container objects between two young-generation collections (Python's default: 700).
+_GC_THRESHOLD = 20_000
 
 
 def keep_freed_memory() -> bool:
@@ -303,9 +306,15 @@ def keep_freed_memory() -> bool:
     worker process, by the writer's command line and in the Beam workers that command line
     starts, not by the library: a notebook's process keeps glibc's defaults.
 
+    It also raises the cyclic garbage collector's first threshold to `_GC_THRESHOLD`: the
+    writer makes tens of thousands of short-lived lists (SentencePiece's id lists, sentences),
+    none in a cycle, and at Python's default of 700 every ~700 of them cost a collection that
+    walks them (~0.05 CPU-s on the six books, ~5% of a worker's time).
+
     Returns:
-        Whether both settings took (False off Linux or with another libc).
+        Whether both malloc settings took (False off Linux or with another libc).
     """
+    gc.set_threshold(_GC_THRESHOLD, *gc.get_threshold()[1:])
     if sys.platform != "linux":
         return False
     try:
