@@ -270,7 +270,8 @@ def _prediction_log_class():
     spec.field.extend([_field("name", 1, string), _field("signature_name", 3, string)])
     request = file.message_type.add(name="PredictRequest")
     entry = request.nested_type.add(name="InputsEntry")
-    entry.field.extend([_field("key", 1, string), _field("value", 2, message, ".tensorflow.TensorProto")])  # fmt: skip
+    value = _field("value", 2, message, ".tensorflow.TensorProto")
+    entry.field.extend([_field("key", 1, string), value])
     entry.options.map_entry = True
     request.field.extend(
         [

@@ -34,8 +34,15 @@ def served(tiny_spm, tmp_path_factory):
     keras.utils.set_random_seed(5)
     # Its own preprocessor: one the tests call eagerly holds a tf.function no export can save.
     preprocessor = AlbertPreprocessor(AlbertTokenizer(str(tiny_spm)), sequence_length=LENGTH)
-    backbone = AlbertBackbone(vocabulary_size=100, num_layers=1, num_heads=2, embedding_dim=8,
-                              hidden_dim=16, intermediate_dim=32, max_sequence_length=LENGTH)  # fmt: skip
+    backbone = AlbertBackbone(
+        vocabulary_size=100,
+        num_layers=1,
+        num_heads=2,
+        embedding_dim=8,
+        hidden_dim=16,
+        intermediate_dim=32,
+        max_sequence_length=LENGTH,
+    )
     model = AlbertClassifier(backbone, num_classes=2, preprocessor=preprocessor)
     folder = tmp_path_factory.mktemp("warmup") / "served"
     export_saved_model(model, folder)
