@@ -3,12 +3,15 @@ them and runs them). Each step is one of the local writer's functions, so the sh
 same bytes.
 
 Where the time goes on a runner, and why the pipeline is cut this way (`docs/beam.md` has the
-figures): text crosses the one shuffle, records never do. A group's records are 7 (dupe 1) to
+figures): neither records nor text cross the one shuffle. A group's records are 7 (dupe 1) to
 280 (dupe 40) times its text, so a shard's groups are gathered as text and made and written
-by the worker that holds them, as the local writer's workers own their shards; each element
-is a group's piece of one file (not a document, not a record). SentencePiece is loaded once
-per worker process (`shared_encoder`), not once per DoFn instance, and the transforms are
-few, since each adds a fixed cost to the driver and to every worker.
+by the worker that gathers them, as the local writer's workers own their shards. The text
+itself is spilled to files by the workers that read it (`pipelines.beam_pieces`): the shuffle
+carries each piece's place (a group's documents in one file: a path and a few integers), so
+no runner holds the text in its driver, and the worker that makes a shard reads it back one
+group at a time. SentencePiece is loaded once per worker process (`shared_encoder`), not once
+per DoFn instance, and the transforms are few, since each adds a fixed cost to the driver and
+to every worker.
 """
 
 from __future__ import annotations
@@ -19,17 +22,16 @@ import shutil
 import tempfile
 import threading
 import time
-import zlib
 from collections.abc import Iterable, Iterator
 from itertools import chain
 
 import apache_beam as beam
-import numpy as np
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.metrics.metric import Metrics, MetricsFilter
 from apache_beam.options.pipeline_options import PipelineOptions
 
 from pipelines import filesystems, shard_worker
+from pipelines.beam_pieces import read_piece, remove_spill_folder, spill_folder, spill_pieces
 from pipelines.document_groups import GroupCutter, document_chars, file_start_states
 from pipelines.documents import iter_file_documents, list_input_files
 from pipelines.pretraining_examples import ExampleConfig, make_records
@@ -39,9 +41,11 @@ from pipelines.tokenization import SentencePieceEncoder
 from pipelines.writer_folder import shard_name
 from pipelines.writer_settings import summarize
 
-# Groups are made together until they hold this many characters times dupe rounds, as the local
-# writer's workers do (`shard_worker`): fewer, larger NumPy calls; the bytes are the same.
-_COMBINE_CHARS = 1 << 21
+# Groups are made together until they hold this many characters times dupe rounds: fewer,
+# larger NumPy calls; the bytes are the same. A quarter of the local writer's batch
+# (`shard_worker`): its temporaries were 40 MB of each worker's peak, 18 MB at this size, for
+# no measurable CPU (docs/beam.md).
+_COMBINE_CHARS = 1 << 19
 _METRICS = "albert_keras.pretraining_data"
 
 # This process's SentencePiece encoders by (model sha256, lower_case): Beam makes a DoFn
@@ -80,7 +84,8 @@ def run_writer_pipeline(
         `make_cpu_ms`, `write_cpu_ms`, `sentencepiece_loads`) to its total over the workers.
     """
     pipeline = beam.Pipeline(options=options)
-    measured, pieces = _read_pieces(pipeline, patterns, recorded)
+    spilled = spill_folder(output_dir)
+    measured, pieces = _read_pieces(pipeline, patterns, recorded, spilled)
     maker = _MakeShard(config, model, recorded, output_dir, keep_freed_memory)
     _ = (
         pieces
@@ -96,8 +101,11 @@ def run_writer_pipeline(
             started=started,
         )
     )
-    result = pipeline.run()
-    result.wait_until_finish()
+    try:
+        result = pipeline.run()
+        result.wait_until_finish()
+    finally:
+        remove_spill_folder(spilled)
     counters = {
         c.key.metric.name: c.committed
         for c in result.metrics().query(MetricsFilter().with_namespace(_METRICS))["counters"]
@@ -106,10 +114,10 @@ def run_writer_pipeline(
     return summary, counters
 
 
-def _read_pieces(pipeline, patterns: list[str], recorded: dict):
+def _read_pieces(pipeline, patterns: list[str], recorded: dict, spilled: str):
     """Steps 1-4: every file's measure `[(path, [document sizes], ReadStats dict)]` (one
-    element), and the input's pieces `(shard, (group index, path, [documents]))`: the
-    documents of one group in one file."""
+    element), and the input's pieces `(shard, (group index, path, location))`: where the
+    documents of one group in one file were spilled, in the folder `spilled`."""
     group_chars = recorded["group_chars"]
     read_file = (recorded["input_format"], recorded["paragraphs_per_document"])
     measured = (
@@ -125,7 +133,8 @@ def _read_pieces(pipeline, patterns: list[str], recorded: dict):
         | "Number"
         >> beam.FlatMap(lambda files: file_start_states([f[:2] for f in files], group_chars))
         | "Spread numbered files" >> beam.Reshuffle()
-        | "Read" >> beam.ParDo(_ReadPieces(*read_file, group_chars, recorded["num_shards"]))
+        | "Read"
+        >> beam.ParDo(_ReadPieces(*read_file, group_chars, recorded["num_shards"], spilled))
     )
     return measured, pieces
 
@@ -208,63 +217,41 @@ class _MeasureFile(beam.DoFn):
 
 
 class _ReadPieces(beam.DoFn):
-    """(path, group state at its start) -> (shard, (group index, path, *packed documents)) for
-    each group the file's documents fall in (`_packed`)."""
+    """(path, group state at its start) -> (shard, (group index, path, location)) for each group
+    the file's documents fall in: its documents in this file, spilled (`spill_pieces`)."""
 
-    def __init__(self, input_format, paragraphs_per_document, group_chars, num_shards):
+    def __init__(self, input_format, paragraphs_per_document, group_chars, num_shards, spilled):
         self.input_format = input_format
         self.paragraphs_per_document = paragraphs_per_document
         self.group_chars = group_chars
         self.num_shards = num_shards
+        self.spilled = spilled
         self.cpu_ms = Metrics.counter(_METRICS, "read_cpu_ms")
 
     def process(self, element):
         path, (index, size) = element
-        cutter = GroupCutter(self.group_chars, index, size)
+        start = time.thread_time()
+        located = spill_pieces(
+            self.spilled, self._pieces(path, GroupCutter(self.group_chars, index, size))
+        )
+        self.cpu_ms.inc(round((time.thread_time() - start) * 1000))
+        for group, location in located:
+            yield group % self.num_shards, (group, path, location)
+
+    def _pieces(self, path: str, cutter: GroupCutter) -> Iterator[tuple[int, list[list[str]]]]:
+        """`(group index, its documents in this file)`, a group at a time."""
         documents = iter_file_documents(
             path, self.input_format, paragraphs_per_document=self.paragraphs_per_document
         )
-        start, group, piece = time.thread_time(), index, []
+        group, piece = cutter.index, []
         for document in documents:
             document_group = cutter.add(document_chars(document))
             if document_group != group:
-                value = (group, path, *_packed(piece))
-                self.cpu_ms.inc(round((time.thread_time() - start) * 1000))
-                yield group % self.num_shards, value
-                start, group, piece = time.thread_time(), document_group, []
+                yield group, piece
+                group, piece = document_group, []
             piece.append(document)
         if piece:
-            value = (group, path, *_packed(piece))
-            self.cpu_ms.inc(round((time.thread_time() - start) * 1000))
-            yield group % self.num_shards, value
-
-
-def _packed(documents: list[list[str]]) -> tuple[bytes, bytes]:
-    """Documents as two byte strings, whatever their sentences: the UTF-8 text of every
-    sentence, zlib-compressed (level 1: 2.2x smaller for 0.01 CPU-s per MB), and as int32 the
-    number of documents, each one's number of sentences and each sentence's length in
-    characters. A runner copies these in one call each where a list of lists of str costs a
-    Python object per sentence in every step; the DirectRunner holds every shuffled byte in its
-    driver, and Dataflow bills its shuffle by the byte.
-    """
-    sentences = list(chain.from_iterable(documents))
-    sizes = chain([len(documents)], map(len, documents), map(len, sentences))
-    counts = np.fromiter(sizes, np.int32, 1 + len(documents) + len(sentences))
-    return zlib.compress("".join(sentences).encode(), 1), counts.tobytes()
-
-
-def _unpacked(text: bytes, sizes: bytes) -> list[list[str]]:
-    """The documents `_packed` packed."""
-    counts = np.frombuffer(sizes, np.int32)
-    number = int(counts[0])
-    ends = np.cumsum(counts[1 + number :]).tolist()
-    characters = zlib.decompress(text).decode()
-    sentences = [characters[a:b] for a, b in zip([0, *ends[:-1]], ends)]
-    documents, first = [], 0
-    for count in counts[1 : 1 + number].tolist():
-        documents.append(sentences[first : first + count])
-        first += count
-    return documents
+            yield group, piece
 
 
 class _MakeShard(beam.DoFn):
@@ -344,14 +331,14 @@ class _ShardFile:
 
 def _groups(pieces: Iterable) -> Iterator[tuple[int, list[list[str]]]]:
     """A shard's pieces -> its groups, in input order: `(group index, documents)`, a group's
-    files in path order. Unpacked one group at a time."""
+    files in path order. Read back from the spill files one group at a time."""
     group, documents = None, []
-    for index, _, text, sizes in sorted(pieces, key=lambda p: (p[0], p[1])):
+    for index, _, location in sorted(pieces, key=lambda p: (p[0], p[1])):
         if index != group and documents:
             yield group, documents
             documents = []
         group = index
-        documents += _unpacked(text, sizes)
+        documents += read_piece(location)
     if documents:
         yield group, documents
 

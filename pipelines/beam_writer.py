@@ -16,17 +16,20 @@ byte-identical to `write_pretraining_data`'s, whatever the runner and its parall
 3. Number (one small sequential step over the sizes, in sorted path order): where each file
    starts in the writer's group numbering (`document_groups.file_start_states`).
 4. Read (parallel over files): documents again, cut into pieces (a group's documents in one
-   file), each keyed by its shard (group g goes to shard g % num_shards) and packed (text and
-   sizes, compressed): the one shuffle carries text, never records.
-5. Make and write (parallel over shards): a shard's pieces in group order, made into records
-   by `make_records` (seeded by (seed, group, round) as locally) and written as they are made,
-   to a hidden temporary name, then renamed. SentencePiece is loaded once per worker process.
+   file), packed (text and sizes, compressed) and spilled to a hidden folder of the output
+   (`pipelines.beam_pieces`), each piece's place keyed by its shard (group g goes to shard
+   g % num_shards): the one shuffle carries places, never text nor records.
+5. Make and write (parallel over shards): a shard's pieces, read back a group at a time in
+   group order, made into records by `make_records` (seeded by (seed, group, round) as
+   locally) and written as they are made to a hidden temporary name, then renamed.
+   SentencePiece is loaded once per worker process.
 6. `stats.json`: the shards no group went to are written empty (as locally), then the same
    summary as the local writer's (`cpu_seconds` is null: it is spread over workers).
 
 Files are the unit of reading (a single huge file is read by one worker, streamed in blocks);
 shards are the unit of work after that: pick `--num_shards` well above the number of workers.
-A worker holds one shard's text (not its records) while it makes it. The local writer's resume
+A worker holds a group's text and a batch of its records while it makes a shard; the spill
+folder is removed at the end. The local writer's resume
 bookkeeping does not apply: Beam retries failed work itself, and a rerun rewrites every shard.
 """
 

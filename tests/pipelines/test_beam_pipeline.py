@@ -1,8 +1,10 @@
 """The Beam pipeline's structure (`pipelines.beam_pipeline`): SentencePiece is loaded once per
 process, not once per DoFn instance; workers count it, with their CPU per step; a group's
-documents cross the shuffle packed, and come back the same."""
+documents are spilled packed, and come back the same; the shuffle carries where they lie, not
+the text, and the spilled text is removed whatever the run's end."""
 
 import json
+import os
 import re
 
 # apache-beam is the `beam` extra, which `make install` installs: a broken install fails this
@@ -10,7 +12,7 @@ import re
 import apache_beam  # noqa: F401
 import pytest
 
-from pipelines import beam_pipeline
+from pipelines import beam_pieces, beam_pipeline
 from pipelines.beam_writer import write_pretraining_data_beam
 from pipelines.pretraining_data import main
 
@@ -25,11 +27,11 @@ def test_packed_documents_come_back_the_same():
         ["", ""],
         ["x" * 70_000, "a\tb  c"],
     ]
-    text, sizes = beam_pipeline._packed(documents)
+    text, sizes = beam_pieces.pack_documents(documents)
     assert isinstance(text, bytes) and isinstance(sizes, bytes)
     assert len(sizes) == 4 * (1 + 4 + 8)  # int32: the count, sentences per document, lengths
-    assert beam_pipeline._unpacked(text, sizes) == documents
-    assert beam_pipeline._unpacked(*beam_pipeline._packed([])) == []
+    assert beam_pieces.unpack_documents(text, sizes) == documents
+    assert beam_pieces.unpack_documents(*beam_pieces.pack_documents([])) == []
 
 
 def test_sentencepiece_loads_once_per_process_whatever_the_dofn_instances(
@@ -80,3 +82,66 @@ def test_a_model_changed_under_a_running_pipeline_is_refused(shared_data, tmp_pa
     path.write_bytes((shared_data / SPM).read_bytes())
     with pytest.raises(ValueError, match=r"spm.model' changed while the pipeline ran"):
         beam_pipeline.shared_encoder(str(path), None, "0" * 64)
+
+
+def _write(shared_data, output_dir):
+    return write_pretraining_data_beam(
+        input=str(shared_data / BOOK),
+        spm_model=str(shared_data / SPM),
+        output_dir=str(output_dir),
+        progress=False,
+        max_seq_length=128,
+        dupe_factor=1,
+        num_shards=3,
+        group_chars=1 << 15,
+    )
+
+
+def test_the_shuffle_carries_where_the_text_lies_and_the_spill_folder_goes(
+    shared_data, tmp_path, monkeypatch
+):
+    """The shuffled pieces are (group, path, (spill file, offset, sizes)): no text crosses the
+    runner (its driver held every shuffled byte); the spilled text is removed at the end."""
+    shuffled = []
+    groups = beam_pipeline._groups
+
+    def recording(pieces):
+        pieces = list(pieces)
+        shuffled.extend(pieces)
+        return groups(pieces)
+
+    monkeypatch.setattr(beam_pipeline, "_groups", recording)  # the in-process runner's worker
+    stats = _write(shared_data, tmp_path / "out")
+    assert stats["examples"] > 300
+    groups_made = {group for group, _, _ in shuffled}
+    assert len(shuffled) == len(groups_made) > 10  # one file: a piece per group
+    for group, path, (spilled, offset, text_bytes, sizes_bytes) in shuffled:
+        assert isinstance(group, int) and path == str(shared_data / BOOK)
+        assert f"{tmp_path / 'out'}/{beam_pieces.SPILL_PREFIX}" in spilled
+        assert offset >= 0 and text_bytes > 0 and sizes_bytes > 0
+    assert not [n for n in os.listdir(tmp_path / "out") if n.startswith(beam_pieces.SPILL_PREFIX)]
+
+
+def test_a_failed_run_removes_its_spilled_text(shared_data, tmp_path, monkeypatch):
+    def fail(*_):
+        raise RuntimeError("a worker failed")
+
+    monkeypatch.setattr(beam_pipeline, "make_records", fail)
+    with pytest.raises(RuntimeError, match="a worker failed"):
+        _write(shared_data, tmp_path / "out")
+    left = os.listdir(tmp_path / "out") if (tmp_path / "out").exists() else []
+    assert not [n for n in left if n.startswith(beam_pieces.SPILL_PREFIX)]
+
+
+def test_a_truncated_spill_file_is_an_error_naming_it(tmp_path):
+    folder = beam_pieces.spill_folder(str(tmp_path))
+    ((_, (path, offset, text_bytes, sizes_bytes)),) = beam_pieces.spill_pieces(
+        folder, [(0, [["It rained.", "Again."]])]
+    )
+    with open(path, "r+b") as f:
+        f.truncate(text_bytes)
+    with pytest.raises(OSError, match=r"\.bin: \d+ bytes at offset 0, expected a whole piece"):
+        beam_pieces.read_piece((path, offset, text_bytes, sizes_bytes))
+    beam_pieces.remove_spill_folder(folder)
+    assert os.listdir(tmp_path) == []
+    beam_pieces.remove_spill_folder(folder)  # gone already: not an error
