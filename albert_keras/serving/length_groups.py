@@ -8,7 +8,11 @@ positions are absolute, so cutting the padding off the end changes no real token
 beyond float round-off; the work then follows the texts' lengths, not the padded length.
 
 A batch is sorted by length and cut into groups of `rows_per_group` rows, each cut to its
-longest row, so one long text does not make 63 short ones pay for 128 positions. And a
+longest row, so one long text does not make 63 short ones pay for 128 positions. A group of
+fewer rows (a batch's last) runs at the next power of two rows (1, 2, 4, 8, 16: its last row
+repeated, the copies' logits dropped), so the model meets 5 row counts per width, not 16: each
+new shape costs a first call that builds kernels, which the export's warm-up requests pay once
+per shape at load (`warmup_requests.py`). And a
 classifier reads only [CLS] (the pooler's input): its last transformer block computes that row
 alone (`AlbertBackbone.outputs_at`); every earlier block still runs in full, as keys and values.
 """
@@ -26,6 +30,22 @@ ROWS_PER_GROUP = 16  # on 2 cores, H256: fewer groups pad more, more groups add 
 # (measured: batch-1 requests of ever new lengths ran 2-3x slower than at the padded length).
 WIDTH_MULTIPLE = 16
 INPUT_NAMES = ("token_ids", "segment_ids", "padding_mask")
+
+
+def row_counts(rows_per_group: int = ROWS_PER_GROUP) -> list[int]:
+    """The row counts a group runs at: the powers of two below `rows_per_group`, and it.
+
+    Args:
+        rows_per_group: int. The most rows a group holds.
+
+    Returns:
+        list of int, ascending.
+
+    Example:
+    >>> row_counts(16), row_counts(12)
+    ([1, 2, 4, 8, 16], [1, 2, 4, 8, 12])
+    """
+    return sorted({min(2**k, rows_per_group) for k in range(rows_per_group.bit_length() + 1)})
 
 
 def classifier_logits(model) -> Callable[[dict], tf.Tensor]:
@@ -75,7 +95,8 @@ def logits_by_length(
         inputs: dict of int32 (batch, time) `token_ids`, `segment_ids`, `padding_mask`, each
             row's real tokens first (as the preprocessor packs them).
         num_classes: int. The logits' width.
-        rows_per_group: int. Rows per call of `logits_of` (the last group may hold fewer).
+        rows_per_group: int. Rows per call of `logits_of` (the last group may hold fewer; it
+            runs at the next of `row_counts(rows_per_group)`, its last row repeated).
         width_multiple: int. A group's width is its longest row rounded up to a multiple of
             this (at most the padded width), so few distinct shapes come.
 
@@ -100,14 +121,17 @@ def logits_by_length(
     groups = tf.TensorArray(
         tf.float32, size=num_groups, infer_shape=False, element_shape=[None, num_classes]
     )
+    counts = tf.constant(row_counts(rows_per_group))
 
     def group_logits(i, groups):
         start = i * rows_per_group
         end = tf.minimum(start + rows_per_group, batch)
         longest = tf.maximum(sorted_lengths[end - 1], 1)
         width = tf.minimum(-(-longest // width_multiple) * width_multiple, padded_width)
-        group = {name: value[start:end, :width] for name, value in sorted_inputs.items()}
-        return i + 1, groups.write(i, logits_of(group))
+        rows = tf.gather(counts, tf.searchsorted(counts, [end - start])[0])
+        index = tf.minimum(tf.range(start, start + rows), end - 1)  # the last row repeated
+        group = {name: tf.gather(value, index)[:, :width] for name, value in sorted_inputs.items()}
+        return i + 1, groups.write(i, logits_of(group)[: end - start])
 
     # A while loop, not Python's: the batch size is known only when a request comes.
     _, groups = tf.while_loop(lambda i, _: i < num_groups, group_logits, (0, groups))

@@ -30,7 +30,7 @@ from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from google.protobuf.message import DecodeError
 from tensorflow.core.framework import tensor_pb2
 
-from albert_keras.serving.length_groups import ROWS_PER_GROUP, WIDTH_MULTIPLE
+from albert_keras.serving.length_groups import ROWS_PER_GROUP, WIDTH_MULTIPLE, row_counts
 
 WARMUP_FILE = os.path.join("assets.extra", "tf_serving_warmup_requests")
 MAX_RECORDS = 1000  # TF Serving's limit on warm-up records
@@ -44,8 +44,8 @@ def warmup_shapes(
 ) -> list[tuple[int, int]]:
     """Every (rows, width) shape `length_groups.logits_by_length` can run the model at.
 
-    A group holds 1 to `rows_per_group` rows (the last group of a batch holds the rest); its
-    width is its longest row rounded up to a multiple of `width_multiple`, at most
+    A group runs at one of `length_groups.row_counts(rows_per_group)` rows (1, 2, 4, 8, 16);
+    its width is its longest row rounded up to a multiple of `width_multiple`, at most
     `sequence_length`.
 
     Args:
@@ -59,12 +59,12 @@ def warmup_shapes(
 
     Example:
     >>> shapes = warmup_shapes(40)
-    >>> len(shapes), shapes[:2], shapes[-1]
-    (48, [(1, 16), (2, 16)], (16, 40))
+    >>> len(shapes), shapes[:3], shapes[-1]
+    (15, [(1, 16), (2, 16), (4, 16)], (16, 40))
     """
     rounded_up = range(width_multiple, sequence_length + width_multiple, width_multiple)
     widths = [min(width, sequence_length) for width in rounded_up]
-    return [(rows, width) for width in widths for rows in range(1, rows_per_group + 1)]
+    return [(rows, width) for width in widths for rows in row_counts(rows_per_group)]
 
 
 def warmup_texts(preprocessor, shapes: list[tuple[int, int]], width_multiple=WIDTH_MULTIPLE):
@@ -191,8 +191,8 @@ def warm_up(loaded, saved_model_dir) -> int:
     >>> _ = export_saved_model(classifier, "served/")
     >>> import tensorflow_text  # noqa: F401  (registers the graph's SentencePiece ops)
     >>> served = tf.saved_model.load("served/")
-    >>> warm_up(served, "served/")  # serving_default at 1 to 16 rows of width 16, then pairs
-    17
+    >>> warm_up(served, "served/")  # serving_default at 1, 2, 4, 8, 16 rows of width 16; pairs
+    6
     """
     requests = read_warmup_requests(saved_model_dir)
     for number, (signature, inputs) in enumerate(requests, 1):

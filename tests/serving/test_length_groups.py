@@ -6,7 +6,12 @@ import numpy as np
 import tensorflow as tf
 
 from albert_keras.models import AlbertBackbone, AlbertClassifier
-from albert_keras.serving.length_groups import INPUT_NAMES, classifier_logits, logits_by_length
+from albert_keras.serving.length_groups import (
+    INPUT_NAMES,
+    classifier_logits,
+    logits_by_length,
+    row_counts,
+)
 
 
 def packed(lengths, width, seed=0):
@@ -42,6 +47,22 @@ def test_groups_are_sorted_by_length_and_cut_to_their_longest_row():
     logits_by_length(spy, inputs, 2, rows_per_group=2, width_multiple=4)
     logits_by_length(spy, inputs, 2, rows_per_group=2)  # default multiple 16: all at 9
     assert calls == [(2, 4), (2, 8), (1, 8), (2, 9), (2, 9), (1, 9)]
+
+
+def test_a_short_group_runs_at_the_next_power_of_two_rows():
+    calls = []
+
+    def spy(group):  # each row's first token (its identity)
+        calls.append(tuple(group["token_ids"].shape))
+        return tf.cast(group["token_ids"][:, :1], tf.float32)
+
+    lengths = [4, 2, 6, 3, 5, 2, 7, 4, 3, 5, 6]  # 11 rows: groups of 8 and 3 (run at 4)
+    inputs = {name: tf.constant(value) for name, value in packed(lengths, 8).items()}
+    inputs["token_ids"] = tf.concat([tf.range(100, 111)[:, None], inputs["token_ids"][:, 1:]], 1)
+    logits = logits_by_length(spy, inputs, 1, rows_per_group=8, width_multiple=1).numpy()
+    assert calls == [(8, 5), (4, 7)]  # the 3 longest rows, the last repeated once
+    assert logits[:, 0].tolist() == list(range(100, 111))
+    assert row_counts(16) == [1, 2, 4, 8, 16] and row_counts(6) == [1, 2, 4, 6]
 
 
 def test_an_empty_batch_gives_no_rows():

@@ -50,18 +50,19 @@ def served(tiny_spm, tmp_path_factory):
 
 
 def test_the_shapes_are_every_row_count_at_every_width():
-    assert len(warmup_shapes(128)) == 16 * 8
+    assert len(warmup_shapes(128)) == 5 * 8  # 1, 2, 4, 8, 16 rows; widths 16 to 128
     assert sorted({width for _, width in warmup_shapes(128)}) == list(range(16, 129, 16))
-    assert warmup_shapes(17) == [(r, 16) for r in range(1, 17)] + [(r, 17) for r in range(1, 17)]
-    assert warmup_shapes(LENGTH, rows_per_group=4) == [
-        (r, w) for w in (16, 32, 40) for r in (1, 2, 3, 4)
+    assert len(warmup_shapes(512)) == 5 * 32
+    assert warmup_shapes(17) == [(r, w) for w in (16, 17) for r in (1, 2, 4, 8, 16)]
+    assert warmup_shapes(LENGTH, rows_per_group=6) == [
+        (r, w) for w in (16, 32, 40) for r in (1, 2, 4, 6)
     ]
 
 
 def test_the_file_holds_one_request_per_shape_the_length_groups_run(served, preprocessor):
     assert (served / WARMUP_FILE).is_file()
     requests = read_warmup_requests(served)
-    assert [name for name, _ in requests] == ["serving_default"] * 48 + ["pairs"]
+    assert [name for name, _ in requests] == ["serving_default"] * 15 + ["pairs"]
     assert sorted(requests[-1][1]) == ["text_a", "text_b"]
     seen = []  # the (rows, width) of every call of the model, request by request
 
@@ -92,7 +93,7 @@ def test_warm_up_replays_every_request_on_the_loaded_model(served):
     import tensorflow_text  # noqa: F401  (registers the graph's SentencePiece ops)
 
     loaded = tf.saved_model.load(str(served))
-    assert warm_up(loaded, served) == 49
+    assert warm_up(loaded, served) == 16
     single = loaded.signatures["serving_default"](text=tf.constant(["a a a"]))
     assert single["probabilities"].shape == (1, 2)
 
@@ -113,9 +114,9 @@ class FakeLoaded:
 
 def test_warm_up_calls_each_signature_with_its_inputs_and_names_a_missing_one(served):
     loaded = FakeLoaded(["serving_default", "pairs"])
-    assert warm_up(loaded, served) == 49
+    assert warm_up(loaded, served) == 16
     rows = [call[1]["text"][0] for call in loaded.calls[:-1]]
-    assert rows == list(range(1, 17)) * 3  # at widths 16, 32 and 40
+    assert rows == [1, 2, 4, 8, 16] * 3  # at widths 16, 32 and 40
     assert loaded.calls[-1] == ("pairs", {"text_a": [1], "text_b": [1]})
     with pytest.raises(ValueError) as error:
         warm_up(FakeLoaded(["serve"]), served)
@@ -142,11 +143,11 @@ def test_bad_folders_and_files_are_one_line(served, preprocessor, tmp_path):
     assert _one_line_error(bare) == (
         f"{bare / WARMUP_FILE}: no such file; export the model again with albert-keras export"
     )
-    assert write_warmup_requests(bare, preprocessor, LENGTH) == 49
+    assert write_warmup_requests(bare, preprocessor, LENGTH) == 16
     data = (bare / WARMUP_FILE).read_bytes()
     (bare / WARMUP_FILE).write_bytes(data[: len(data) - 5])  # the last record cut short
     message = _one_line_error(bare)
-    assert message.startswith(f"{bare / WARMUP_FILE}: record 49 is damaged (")
+    assert message.startswith(f"{bare / WARMUP_FILE}: record 16 is damaged (")
     with tf.io.TFRecordWriter(str(bare / WARMUP_FILE)) as writer:
         writer.write(b"\xff not a proto")
     message = _one_line_error(bare)
