@@ -20,7 +20,9 @@ From the two sizes: the extra CPU-seconds from the small corpus to the large one
 the work itself), the fixed start-up cost (the CPU-seconds extrapolated to an empty corpus:
 interpreter, imports, the runner's workers), and the ratio of Beam's extra CPU-seconds to the
 local writer's (2 workers; the goal of issue #34 is <= 1/0.6 = 1.67). Last, Beam's own floor on
-this runner: a 3-element pipeline's CPU-seconds and memory. `--tiny` (0.25 and 1 MB at dupe 1)
+this runner: a 3-element pipeline's CPU-seconds and memory, and what each process (the driver,
+each worker) held when the tree's PSS peaked, in Beam's run on the large corpus and in the
+floor. `--tiny` (0.25 and 1 MB at dupe 1)
 checks that the script runs in a minute; its ratio is noise, since its extra work (a tenth of
 a CPU-second) is below the spread of Beam's start-up (about half a CPU-second).
 """
@@ -76,7 +78,8 @@ def make_corpus(folder: pathlib.Path, megabytes: float, books: list[pathlib.Path
 
 def measure(command: list[str], log_path: pathlib.Path) -> dict:
     """Runs `command` in a fresh process; returns the CPU-seconds, peak RSS and PSS of its
-    process tree and its wall seconds."""
+    process tree, each process's RSS and PSS when the tree's PSS peaked (the driver first;
+    the shells that start Beam's workers, under 8 MB, left out) and its wall seconds."""
     import psutil
 
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -84,13 +87,15 @@ def measure(command: list[str], log_path: pathlib.Path) -> dict:
     # Output to a file, not a pipe: Beam's workers log a lot, and a full pipe blocks them.
     with open(log_path, "w+b") as log:
         process = subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
-        parent, peak, peak_pss = psutil.Process(process.pid), 0, 0
+        parent, peak, peak_pss, processes = psutil.Process(process.pid), 0, 0, []
         while process.poll() is None:
             try:
                 tree = [parent, *parent.children(recursive=True)]
                 memory = [p.memory_full_info() for p in tree]
                 peak = max(peak, sum(m.rss for m in memory))
-                peak_pss = max(peak_pss, sum(m.pss for m in memory))
+                if sum(m.pss for m in memory) > peak_pss:
+                    peak_pss = sum(m.pss for m in memory)
+                    processes = [(m.rss / 2**20, m.pss / 2**20) for m in memory if m.rss > 2**23]
             except psutil.Error:
                 pass
             time.sleep(0.02)
@@ -105,6 +110,7 @@ def measure(command: list[str], log_path: pathlib.Path) -> dict:
         "cpu": sum(getattr(after, k) - getattr(before, k) for k in ("ru_utime", "ru_stime")),
         "rss_mb": peak / 2**20,
         "pss_mb": peak_pss / 2**20,
+        "processes": processes,
     }
 
 
@@ -181,14 +187,28 @@ def main() -> None:
         f"{floor['cpu']:.2f} CPU-s, peak RSS {floor['rss_mb']:,.0f} MB, "
         f"PSS {floor['pss_mb']:,.0f} MB"
     )
+    print("each process's RSS/PSS MB at the tree's peak PSS:")
+    print(f"  Beam at {large:g} MB: {_processes(rows[large, BEAM])}")
+    print(f"  Beam's floor: {_processes(floor)}")
 
 
 def _median(rows: list[dict]) -> dict:
-    """Each figure's median over the rounds (the shards' hashes: every round's, to compare)."""
-    median = {k: statistics.median(row[k] for row in rows) for k in rows[0] if k != "hashes"}
+    """Each figure's median over the rounds (the shards' hashes: every round's, to compare;
+    the processes' memory: the round of the median PSS's)."""
+    lists = ("hashes", "processes")
+    median = {k: statistics.median(row[k] for row in rows) for k in rows[0] if k not in lists}
     if "hashes" in rows[0]:
         median["hashes"] = [row["hashes"] for row in rows]
+    median["processes"] = sorted(rows, key=lambda row: row["pss_mb"])[len(rows) // 2]["processes"]
     return median
+
+
+def _processes(row: dict) -> str:
+    """`driver RSS/PSS, workers RSS/PSS, ...` in MB, at the tree's peak PSS."""
+    if not row["processes"]:
+        return "not sampled (the run was too short)"
+    (driver, *workers) = [f"{rss:.0f}/{pss:.0f}" for rss, pss in row["processes"]]
+    return f"driver {driver}, worker(s) {', '.join(workers) or 'none'}"
 
 
 def _print_table(rows: dict, small: float, large: float) -> None:

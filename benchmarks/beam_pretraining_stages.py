@@ -9,8 +9,9 @@ as `beam_pretraining_data.py` cuts it (two sizes: the difference is the cost of 
 rest is fixed), under cProfile timed by CPU (`time.process_time`), and splits the CPU-seconds
 into: reading and splitting the text (both reads), tokenizing
 (SentencePiece), making the examples (pairs, packing, masking), serializing them (tf.train
-Examples, TFRecord framing), packing pieces for the shuffle (and back), writing the shards, and
-the rest: Beam itself (building the pipeline, its runner, coders, the in-memory shuffle). The
+Examples, TFRecord framing), packing the pieces of text spilled between reading and making
+(and back), writing the shards and the spilled text, and the rest: Beam itself (building the
+pipeline, its runner, coders, the in-memory shuffle of the pieces' places). The
 profiler's own cost inflates Python-heavy steps, so read the shares, not the seconds; the
 workers' counters that every Beam run logs (read, make, write, measured without a profiler)
 are the cross-check.
@@ -35,11 +36,11 @@ STAGES = {
         ("pipelines/record_writer.py", "frame_records"),
     ],
     "make examples": [("pipelines/pretraining_examples.py", "make_records")],
-    "pack for the shuffle": [
-        ("pipelines/beam_pipeline.py", "_packed"),
-        ("pipelines/beam_pipeline.py", "_unpacked"),
+    "pack the spilled text": [
+        ("pipelines/beam_pieces.py", "pack_documents"),
+        ("pipelines/beam_pieces.py", "unpack_documents"),
     ],
-    "write": [("~", "<method 'write' of '_io.BufferedWriter' objects>")],
+    "write (shards, spilled text)": [("~", "<method 'write' of '_io.BufferedWriter' objects>")],
 }
 
 
