@@ -26,7 +26,7 @@ def test_tiny_run_prints_equal_outputs_and_the_table(benchmark_script, capsys, t
     assert set(rows) == {"ours", "ours-padded", "keras-hub"}
     assert rows["ours"][2] == rows["ours"][4] == rows["ours"][6] == "1.00"  # against itself
     assert all(float(value) > 0 for row in rows.values() for value in row[1:])
-    assert all(len(row) == 9 for row in rows.values())  # load s and warm-up s last
+    assert all(len(row) == 10 for row in rows.values())  # load, first request, warm-up last
     assert "10 batch-1 requests and 4 batches of 8 per SavedModel" in lines[-2]
     # seq 32: widths 16 and 32, 1, 2, 4, 8 and 16 rows each
     assert "(the same 10 warm-up requests, one per shape ours can run)" in lines[-2]
