@@ -245,19 +245,20 @@ def _choose_spans(draws, num_words, first_word, word_end, budget, ngram):
         drawn_rows.append(rows)
         # Tokens in spans of 1..ngram words from `start` (cut at the row's last word). Sizes grow
         # with m, so the m that fit (m <= n and size <= room) are 1..chosen: the official code's
-        # "shorten until it fits" picks the longest of them.
-        ends = np.minimum(start[:, None] + offsets, words[:, None])
-        bounds = word_end[base[:, None] + ends]
-        fits = (bounds[:, 1:] - bounds[:, :1]) <= room[:, None]
-        chosen = np.minimum(_row_count(fits), n_less_one + 1)
-        # Row r's entry `chosen` of `ends` / `bounds`, by flat index (no take_along_axis).
-        at = np.arange(0, ends.size, ngram + 1) + chosen
+        # "shorten until it fits" picks the longest of them. Arrays are (m, rows): NumPy's inner
+        # loops then run along the rows, not along a few m (~2x faster on this loop).
+        ends = np.minimum(start + offsets[:, None], words)
+        bounds = word_end[base + ends]
+        fits = (bounds[1:] - bounds[0]) <= room
+        chosen = np.minimum(_count_rows(fits), n_less_one + 1)
+        # Column r's entry `chosen` of `ends` / `bounds`, by flat index (no take_along_axis).
+        at = chosen * rows.size + np.arange(rows.size)
         length = ends.reshape(-1)[at] - start
-        in_span = offsets[None, :-1] < length[:, None]
-        cells = (base + start)[:, None] + offsets[:-1]
-        take = (length > 0) & (_row_count(covered[cells] & in_span) == 0)
-        covered[cells[in_span & take[:, None]]] = True
-        room = room - np.where(take, bounds.reshape(-1)[at] - bounds[:, 0], 0)
+        in_span = offsets[:-1, None] < length
+        cells = (base + start) + offsets[:-1, None]
+        take = (length > 0) & (_count_rows(covered[cells] & in_span) == 0)
+        covered[cells[in_span & take]] = True
+        room = room - np.where(take, bounds.reshape(-1)[at] - bounds[0], 0)
         kept.append(length[take])
         kept_rows.append(rows[take])
     draws.finish()
@@ -271,12 +272,12 @@ def _choose_spans(draws, num_words, first_word, word_end, budget, ngram):
     return covered[:total_words], kept, drawn
 
 
-def _row_count(flags):
-    """`flags.sum(axis=1)` of a (rows, few) bool array, one column at a time: NumPy's reduction
-    along a short last axis costs more than these few whole-column adds."""
-    count = flags[:, 0].astype(np.int64)
-    for column in range(1, flags.shape[1]):
-        count += flags[:, column]
+def _count_rows(flags):
+    """`flags.sum(axis=0)` of a (few, rows) bool array, as int64 row adds (the reduction's casts
+    cost more than these few adds)."""
+    count = flags[0].astype(np.int64)
+    for row in flags[1:]:
+        count += row
     return count
 
 
