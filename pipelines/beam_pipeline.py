@@ -4,14 +4,14 @@ same bytes.
 
 Where the time goes on a runner, and why the pipeline is cut this way (`docs/beam.md` has the
 figures): neither records nor text cross the one shuffle. A group's records are 7 (dupe 1) to
-280 (dupe 40) times its text, so a shard's groups are gathered as text and made and written
-by the worker that gathers them, as the local writer's workers own their shards. The text
-itself is spilled to files by the workers that read it (`pipelines.beam_pieces`): the shuffle
-carries each piece's place (a group's documents in one file: a path and a few integers), so
-no runner holds the text in its driver, and the worker that makes a shard reads it back one
-group at a time. SentencePiece is loaded once per worker process (`shared_encoder`), not once
-per DoFn instance, and the transforms are few, since each adds a fixed cost to the driver and
-to every worker.
+280 (dupe 40) times its text, so the worker that gathers a shard's groups makes and writes
+its records, as the local writer's workers own their shards. The text itself is spilled to
+files by the workers that read it (`pipelines.beam_pieces`): the shuffle carries each piece's
+place (a group's documents in one file: a path and a few integers), so no runner holds the
+text in its driver, and the worker that makes a shard reads it back one group at a time.
+SentencePiece is loaded once per worker process (`shared_encoder`), not once per DoFn
+instance, and the transforms are few, since each adds a fixed cost to the driver and to every
+worker.
 """
 
 from __future__ import annotations
