@@ -155,19 +155,21 @@ class _Words(NamedTuple):
 
 
 def _find_words(input_ids, token_boundary, input_mask, special_ids) -> _Words:
-    seq_length = input_ids.shape[1]
+    num_examples = input_ids.shape[0]
     candidate = input_mask != 0
     for special in special_ids:
         candidate &= input_ids != special
+    # A word starts at a candidate with boundary 1, and at a row's first candidate whatever it
+    # is: marked on the (N, T) grid, whose rows give each row's words without dividing flat
+    # indices by T.
+    word_start = candidate & (token_boundary != 0)
+    rows = np.flatnonzero(candidate.any(axis=1))
+    word_start[rows, candidate[rows].argmax(axis=1)] = True
+    num_words = np.count_nonzero(word_start, axis=1)
     flat_token = np.flatnonzero(candidate)
-    token_row = flat_token // seq_length
-    # A word starts at a candidate with boundary 1, and at a row's first candidate whatever it is.
-    starts = token_boundary.reshape(-1)[flat_token] != 0
-    starts[1:] |= token_row[1:] != token_row[:-1]
-    starts[:1] = True
+    starts = word_start.reshape(-1)[flat_token]
     word_end = np.append(np.flatnonzero(starts), flat_token.size)
-    word_row = token_row[word_end[:-1]]
-    num_words = np.bincount(word_row, minlength=input_ids.shape[0])
+    word_row = np.repeat(np.arange(num_examples), num_words)
     first_word = np.cumsum(num_words) - num_words
     return _Words(flat_token, np.cumsum(starts) - 1, word_end, word_row, num_words, first_word)
 
