@@ -311,7 +311,7 @@ def report(single: dict, batched: dict, args, cold: dict) -> None:
         f"{len(single['ours'])} batch-1 requests and {args.rounds * args.batches} batches of "
         f"{args.batch_size} per SavedModel; 'x ours' = its time / ours' (p50 and throughput: "
         "median over rounds, paired; p99: of the pooled p99s): above 1, ours is faster; "
-        "ours-padded is our export before issue #34 (every text at the full length); load s "
+        "ours-padded is our export before issue #34 (every text at the full length); load s, "
         "first request ms (one text, right after the load) and warm-up s: the cold start, once "
         "per server ("
         + (
