@@ -109,6 +109,32 @@ def remove_spill_folder(folder: str) -> None:
         FileSystems.delete([folder])  # a folder of a disk
 
 
+def remove_stale_spill_folders(output_dir: str) -> int:
+    """Removes the spill folders a killed run left in `output_dir`; returns how many.
+
+    Called by a run that holds the output folder's lock, so every spill folder there belongs to
+    a run that is dead (a driver killed with -9 never reaches its own removal).
+
+    Args:
+        output_dir: str. The run's output folder, on any filesystem Beam has.
+
+    Example:
+    >>> import os, tempfile
+    >>> out = tempfile.mkdtemp()
+    >>> _ = spill_pieces(spill_folder(out), [(0, [["Left behind."]])])
+    >>> remove_stale_spill_folders(out), os.listdir(out)
+    (1, [])
+    """
+    pattern = FileSystems.join(output_dir, f"{SPILL_PREFIX}*", "*")
+    with contextlib.suppress(BeamIOError):
+        (matched,) = FileSystems.match([pattern])
+        folders = {FileSystems.split(metadata.path)[0] for metadata in matched.metadata_list}
+        for folder in sorted(folders):
+            remove_spill_folder(folder)
+        return len(folders)
+    return 0
+
+
 def pack_documents(documents: list[list[str]]) -> tuple[bytes, bytes]:
     """Documents as two byte strings, whatever their sentences: the UTF-8 text of every
     sentence, zlib-compressed (level 1: 2.2x smaller for 0.01 CPU-s per MB), and as int32 the

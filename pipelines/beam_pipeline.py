@@ -31,7 +31,13 @@ from apache_beam.metrics.metric import Metrics, MetricsFilter
 from apache_beam.options.pipeline_options import PipelineOptions
 
 from pipelines import filesystems, shard_worker
-from pipelines.beam_pieces import read_piece, remove_spill_folder, spill_folder, spill_pieces
+from pipelines.beam_pieces import (
+    read_piece,
+    remove_spill_folder,
+    remove_stale_spill_folders,
+    spill_folder,
+    spill_pieces,
+)
 from pipelines.document_groups import GroupCutter, document_chars, file_start_states
 from pipelines.documents import iter_file_documents, list_input_files
 from pipelines.pretraining_examples import ExampleConfig, make_records
@@ -84,6 +90,7 @@ def run_writer_pipeline(
         `make_cpu_ms`, `write_cpu_ms`, `sentencepiece_loads`) to its total over the workers.
     """
     pipeline = beam.Pipeline(options=options)
+    remove_stale_spill_folders(output_dir)  # a killed run's; this run holds the folder's lock
     spilled = spill_folder(output_dir)
     measured, pieces = _read_pieces(pipeline, patterns, recorded, spilled)
     maker = _MakeShard(config, model, recorded, output_dir, keep_freed_memory)

@@ -145,3 +145,18 @@ def test_a_truncated_spill_file_is_an_error_naming_it(tmp_path):
     beam_pieces.remove_spill_folder(folder)
     assert os.listdir(tmp_path) == []
     beam_pieces.remove_spill_folder(folder)  # gone already: not an error
+
+
+def test_a_killed_runs_spill_folders_are_removed_and_nothing_else(tmp_path):
+    from pipelines.beam_pieces import remove_stale_spill_folders, spill_folder, spill_pieces
+
+    for _ in range(2):  # two dead runs' folders, each with a file
+        spill_pieces(spill_folder(str(tmp_path)), [(0, [["Left behind."]])])
+    (tmp_path / "data-00000-of-00001.tfrecord").write_bytes(b"kept")
+    (tmp_path / ".beam-text-notes.txt").write_text("a file, not a spill folder")
+    assert remove_stale_spill_folders(str(tmp_path)) == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        ".beam-text-notes.txt",
+        "data-00000-of-00001.tfrecord",
+    ]
+    assert remove_stale_spill_folders(str(tmp_path)) == 0
