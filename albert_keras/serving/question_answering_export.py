@@ -27,6 +27,7 @@ import tensorflow as tf
 from albert_keras.serving.export_saved_model import TEXT, write_archive
 from albert_keras.serving.squad_text_graph import encode_with_offsets, piece_tables
 from albert_keras.serving.squad_windows_graph import max_context, sliding_windows
+from albert_keras.serving.warmup_requests import question_answering_requests, write_requests
 
 OUTPUTS = ["answer", "start_char", "end_char", "score", "null_odds"]
 
@@ -50,6 +51,11 @@ def export_question_answerer(
     - `score`: float64, the best span's start + end score;
     - `null_odds`: float64, the no-answer score (`answer_questions`' `"null_odds"`; SQuAD 2.0
       answers "" where it is above a threshold of yours).
+
+    `assets.extra/tf_serving_warmup_requests` holds warm-up requests (TF Serving replays them
+    at load, `warmup_requests.warm_up` after `tf.saved_model.load`): 1, 2, 4, 8 and 16
+    windows of `sequence_length`, then one context of two windows
+    (`warmup_requests.question_answering_requests`; other window counts are new shapes).
 
     Long contexts get the official sliding windows (the model's `doc_stride`). The best
     answer only, no threshold: see the module docstring. The SavedModel needs TensorFlow and
@@ -100,7 +106,14 @@ def export_question_answerer(
     archive.track(model)
     archive.track(answer.sentencepiece)
     archive.add_endpoint("serving_default", answer.answer, input_signature=[TEXT, TEXT])
-    write_archive(archive, output_dir, arguments, overwrite=overwrite)
+
+    def add_warmup_requests(saved_model_dir):  # after write_out: nothing traced here is saved
+        requests = question_answering_requests(
+            answer.count_pieces, answer.length, answer.max_query_length, answer.doc_stride
+        )
+        write_requests(saved_model_dir, requests)
+
+    write_archive(archive, output_dir, arguments, overwrite=overwrite, extras=add_warmup_requests)
     return {"serving_default": list(OUTPUTS)}
 
 
@@ -191,6 +204,11 @@ class _AnswerGraph:
             "score": score,
             "null_odds": tf.where(windows.count > 0, null, tf.constant(1e6, tf.float64)),
         }
+
+    def count_pieces(self, texts: list[str]):
+        """Each text's pieces as `answer` encodes a context (for the warm-up requests)."""
+        encode = tf.function(lambda t: self._encode(t)[0].row_lengths())
+        return encode(tf.constant(texts, tf.string)).numpy()
 
     def _encode(self, texts):
         return encode_with_offsets(texts, self.sentencepiece, self.tables, self.lower_case)

@@ -123,10 +123,82 @@ def write_warmup_requests(saved_model_dir, preprocessor, sequence_length: int) -
     texts = warmup_texts(preprocessor, warmup_shapes(sequence_length))
     requests = [("serving_default", {"text": batch}) for batch in texts]
     requests.append(("pairs", {"text_a": texts[-1][:1], "text_b": texts[0][:1]}))
+    return write_requests(saved_model_dir, requests)
+
+
+def question_answering_requests(
+    count_pieces, sequence_length: int, max_query_length: int, doc_stride: int, windows=None
+) -> list[tuple[str, dict]]:
+    """Warm-up requests for a question answerer's `serving_default(question, context)`.
+
+    Its graph runs the model once per request on all the request's windows, each padded to
+    `sequence_length`: the width is fixed, the rows are the request's window count, any
+    number (questions times windows each), so no file covers every shape. These cover the
+    useful set: `windows` rows (1, 2, 4, 8, 16 by default: that many questions, each on a
+    context filling one window), then one question on a context of two windows (the
+    sliding windows' and max-context path, at 2 rows).
+
+    Args:
+        count_pieces: function of a list of str giving each text's pieces as the graph
+            encodes a context (measured, not assumed, so any vocabulary works).
+        sequence_length: int. The packed length.
+        max_query_length: int. The answerer's longest question, in pieces.
+        doc_stride: int. The answerer's `doc_stride`.
+        windows: list of int, or None for `length_groups.row_counts()`.
+
+    Returns:
+        list of `("serving_default", {"question": [...], "context": [...]})`.
+
+    Raises:
+        ValueError: the filler's lengths skip the lengths needed (a vocabulary splitting the
+            filler word into many pieces, or a tiny `doc_stride`).
+
+    Example:
+    >>> words = lambda texts: [len(text.split()) for text in texts]  # one piece a word
+    >>> requests = question_answering_requests(words, 16, 4, 4, windows=[1, 3])
+    >>> [(len(r["question"]), len(r["context"][0].split())) for _, r in requests]
+    [(1, 12), (3, 12), (1, 13)]
+    """
+    question = FILLER_WORD
+    query = min(int(count_pieces([question])[0]), max_query_length)
+    room = sequence_length - query - 3  # [CLS] question [SEP] window [SEP]
+    step = min(room, doc_stride)
+    candidates = [" ".join([FILLER_WORD] * n) for n in range(room + step + 1)]
+    pieces = np.asarray(count_pieces(candidates))
+    one = np.flatnonzero((pieces >= 1) & (pieces <= room))
+    two = np.flatnonzero((pieces > room) & (pieces <= room + step))
+    if one.size == 0 or two.size == 0:
+        raise ValueError(
+            f"no context of repeated {FILLER_WORD!r} fills one window of {room} pieces, or "
+            f"two at stride {step} (piece counts past {room}: {pieces[pieces > room][:3].tolist()})"
+        )
+    requests = [
+        (
+            "serving_default",
+            {"question": [question] * rows, "context": [candidates[one[-1]]] * rows},
+        )
+        for rows in (windows if windows is not None else row_counts())
+    ]
+    requests.append(("serving_default", {"question": [question], "context": [candidates[two[0]]]}))
+    return requests
+
+
+def write_requests(saved_model_dir, requests: list[tuple[str, dict]]) -> int:
+    """Writes requests into a SavedModel folder's `assets.extra/tf_serving_warmup_requests`.
+
+    Args:
+        saved_model_dir: str or Path. The SavedModel folder (the export's staging folder).
+        requests: list of `(signature name, {input name: list of str})`, any string inputs.
+
+    Returns:
+        int. The number of records written.
+
+    Raises:
+        ValueError: more requests than TF Serving replays.
+    """
     if len(requests) > MAX_RECORDS:
         raise ValueError(
-            f"{len(requests)} warm-up requests for sequence_length={sequence_length}: TF "
-            f"Serving replays at most {MAX_RECORDS}"
+            f"{len(requests)} warm-up requests: TF Serving replays at most {MAX_RECORDS}"
         )
     path = os.path.join(saved_model_dir, WARMUP_FILE)
     os.makedirs(os.path.dirname(path), exist_ok=True)

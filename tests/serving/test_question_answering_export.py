@@ -16,6 +16,7 @@ from albert_keras.models import AlbertBackbone, AlbertQuestionAnswerer
 from albert_keras.preprocessing import AlbertPreprocessor, AlbertTokenizer
 from albert_keras.serving.question_answering_export import OUTPUTS, export_question_answerer
 from albert_keras.serving.squad_text_graph import encode_with_offsets, piece_tables
+from albert_keras.serving.warmup_requests import WARMUP_FILE, read_warmup_requests, warm_up
 from albert_keras.squad import answer_questions, make_squad_features
 from albert_keras.squad.context_pieces import encode_contexts
 from albert_keras.squad.squad_examples import SquadExample
@@ -74,11 +75,23 @@ def _served(folder):
     return tf.saved_model.load(str(folder)).signatures["serving_default"]
 
 
+@pytest.fixture(scope="module")
+def simple_export(vocabulary, tmp_path_factory):
+    """The simple head's answerer and its export (made once: the answers and the warm-up)."""
+    answerer = _answerer(vocabulary, "simple")
+    answer_questions(answerer, QUESTIONS[:1], CONTEXTS[:1])  # called before export, as users do
+    folder = tmp_path_factory.mktemp("qa_served") / "served"
+    return answerer, folder, export_question_answerer(answerer, folder)
+
+
 # Each export traces and writes the whole graph (~25 CPU-s): the v2 head and the command's own
 # run are slow; the simple head covers the shared path in the default suite.
 @pytest.mark.parametrize("head", ["simple", pytest.param("v2", marks=pytest.mark.slow)])
-def test_exported_answers_are_answer_questions_answers(vocabulary, tmp_path, head):
-    answerer = _answerer(vocabulary, head)
+def test_exported_answers_are_answer_questions_answers(vocabulary, tmp_path, head, request):
+    if head == "simple":
+        answerer, folder, signatures = request.getfixturevalue("simple_export")
+    else:
+        answerer, folder = _answerer(vocabulary, head), tmp_path / "served"
     examples = [SquadExample(str(k), q, c) for k, (q, c) in enumerate(zip(QUESTIONS, CONTEXTS))]
     features = make_squad_features(
         examples, answerer.preprocessor.tokenizer, max_seq_length=40, doc_stride=8,
@@ -86,10 +99,10 @@ def test_exported_answers_are_answer_questions_answers(vocabulary, tmp_path, hea
     )  # fmt: skip
     assert np.bincount(features.example_index).tolist()[-1] > 2  # the long one: several windows
     expected = answer_questions(answerer, QUESTIONS, CONTEXTS)
-    assert export_question_answerer(answerer, tmp_path / "served") == {"serving_default": OUTPUTS}
-    outputs = _served(tmp_path / "served")(
-        question=tf.constant(QUESTIONS), context=tf.constant(CONTEXTS)
-    )
+    if head != "simple":
+        signatures = export_question_answerer(answerer, folder)
+    assert signatures == {"serving_default": OUTPUTS}
+    outputs = _served(folder)(question=tf.constant(QUESTIONS), context=tf.constant(CONTEXTS))
     answers = [text.decode("utf-8") for text in outputs["answer"].numpy()]
     assert answers == [row["answer"] for row in expected]
     assert answers[4] == ("empty" if head == "simple" else "")  # no context: the nonce answer
@@ -100,6 +113,28 @@ def test_exported_answers_are_answer_questions_answers(vocabulary, tmp_path, hea
     nonce = "empty" if head == "simple" else ""
     found = [context[a:b] if b > a else nonce for context, a, b in zip(CONTEXTS, starts, ends)]
     assert found == answers and any(answers[:4])
+
+
+def test_the_export_writes_warm_up_requests_that_replay_on_the_loaded_model(simple_export):
+    answerer, folder, _ = simple_export
+    assert (folder / WARMUP_FILE).is_file()
+    requests = read_warmup_requests(folder)
+    assert [name for name, _ in requests] == ["serving_default"] * 6
+    windows, filled = [], []  # per request, by SQuAD's own Python windows
+    for _, inputs in requests:
+        assert sorted(inputs) == ["context", "question"]
+        assert len(inputs["question"]) == len(inputs["context"])
+        pairs = zip(inputs["question"], inputs["context"])
+        examples = [SquadExample(str(k), q.decode(), c.decode()) for k, (q, c) in enumerate(pairs)]
+        features = make_squad_features(
+            examples, answerer.preprocessor.tokenizer, max_seq_length=40, doc_stride=8,
+            max_query_length=8,
+        )  # fmt: skip
+        windows.append(len(features))
+        filled.append(features.inputs["padding_mask"].sum(axis=1).min())
+    assert windows == [1, 2, 4, 8, 16, 2]  # the model's rows: every request a new shape
+    assert filled[:5] == [40] * 5  # the one-window contexts fill their window
+    assert warm_up(tf.saved_model.load(str(folder)), folder) == 6
 
 
 @pytest.mark.slow

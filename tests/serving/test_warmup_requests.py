@@ -13,11 +13,14 @@ from albert_keras.preprocessing import AlbertPreprocessor, AlbertTokenizer
 from albert_keras.serving import export_saved_model
 from albert_keras.serving.length_groups import logits_by_length
 from albert_keras.serving.warmup_requests import (
+    MAX_RECORDS,
     WARMUP_FILE,
+    question_answering_requests,
     read_warmup_requests,
     warm_up,
     warmup_shapes,
     warmup_texts,
+    write_requests,
     write_warmup_requests,
 )
 
@@ -173,3 +176,48 @@ def test_texts_fit_any_vocabulary_the_filler_splits(preprocessor):
     ):
         lengths = np.asarray(preprocessor(tf.constant(texts))["padding_mask"]).sum(axis=1)
         assert len(texts) == rows and width - 16 < lengths.max() <= width
+
+
+def _pieces(per_word):
+    return lambda texts: [per_word * len(text.split()) for text in texts]
+
+
+def test_question_answering_requests_fill_one_window_then_two():
+    # 40 positions, a 1-piece question: 36 context pieces a window, the next 8 pieces later.
+    requests = question_answering_requests(_pieces(1), 40, 8, 8)
+    assert [name for name, _ in requests] == ["serving_default"] * 6
+    assert [len(inputs["question"]) for _, inputs in requests] == [1, 2, 4, 8, 16, 1]
+    assert [len(inputs["context"]) for _, inputs in requests] == [1, 2, 4, 8, 16, 1]
+    assert {len(inputs["context"][0].split()) for _, inputs in requests[:5]} == {36}
+    assert len(requests[-1][1]["context"][0].split()) == 37  # the shortest of two windows
+    # 2 pieces a word (the question's too): 35 a window, 17 words (34 pieces) fill it and
+    # 18 words (36 pieces) take a second.
+    two_pieces = question_answering_requests(_pieces(2), 40, 8, 8, windows=[3])
+    assert [len(inputs["context"][0].split()) for _, inputs in two_pieces] == [17, 18]
+    assert two_pieces[0][1]["question"] == ["a"] * 3
+
+
+def test_question_answering_requests_name_a_filler_that_skips_the_second_window():
+    # A 4-piece question leaves 9 of 16; 4 pieces a word: 8, then 12 (past 9 + stride 1).
+    with pytest.raises(ValueError) as error:
+        question_answering_requests(_pieces(4), 16, 4, 1)
+    assert str(error.value) == (
+        "no context of repeated 'a' fills one window of 9 pieces, or two at stride 1 "
+        "(piece counts past 9: [12, 16, 20])"
+    )
+
+
+def test_write_requests_writes_two_input_requests_and_refuses_too_many(tmp_path):
+    (tmp_path / "saved_model.pb").write_bytes(b"")
+    requests = [("serving_default", {"question": ["who?", "what?"], "context": ["x y", "z"]})]
+    assert write_requests(tmp_path, requests) == 1
+    [(name, inputs)] = read_warmup_requests(tmp_path)
+    assert name == "serving_default" and sorted(inputs) == ["context", "question"]
+    assert inputs["question"].tolist() == [b"who?", b"what?"]
+    assert inputs["context"].tolist() == [b"x y", b"z"]
+    with pytest.raises(ValueError) as error:
+        write_requests(tmp_path / "other", requests * (MAX_RECORDS + 1))
+    assert str(error.value) == (
+        f"{MAX_RECORDS + 1} warm-up requests: TF Serving replays at most {MAX_RECORDS}"
+    )
+    assert not (tmp_path / "other").exists()
