@@ -13,7 +13,9 @@ a TFRecord of `tensorflow.serving.PredictionLog` protos that the model server re
 loads the model, before it takes traffic (at most 1000 records). `albert-keras export` writes
 one request per shape that `serving_default` can run (`warmup_shapes`: `rows` copies of a text
 whose packed length lands in `width`), then one `pairs` request; `warm_up` replays the same
-file in a process that loaded the SavedModel with `tf.saved_model.load`.
+file in a process that loaded the SavedModel with `tf.saved_model.load`. A question
+answerer's export writes `question_answering_requests` (its model runs at one width, on as
+many rows as a request has windows) through the same `write_requests`.
 
 The protos are built here from a subset of TF Serving's `prediction_log.proto` (the fields a
 Predict warm-up uses, with their field numbers) in a private descriptor pool, so neither
@@ -195,6 +197,10 @@ def write_requests(saved_model_dir, requests: list[tuple[str, dict]]) -> int:
 
     Raises:
         ValueError: more requests than TF Serving replays.
+
+    Example:
+    >>> write_requests("warm/", [("serving_default", {"question": ["who?"], "context": ["x"]})])
+    1
     """
     if len(requests) > MAX_RECORDS:
         raise ValueError(
