@@ -89,18 +89,7 @@ def export_question_answerer(
     >>> out["answer"].numpy()[0].decode() in "the cat sat"
     True
     """
-    preprocessor = preprocessor if preprocessor is not None else model.preprocessor
-    if getattr(model, "head", None) not in ("simple", "v2") or preprocessor is None:
-        raise ValueError(
-            f"cannot export a {type(model).__name__} as a question answerer: an "
-            "AlbertQuestionAnswerer with a preprocessor (finetune-squad's model.keras) is needed"
-        )
-    max_query_length = getattr(model, "max_query_length", 64)
-    if preprocessor.sequence_length < max_query_length + 4:
-        raise ValueError(
-            f"sequence_length={preprocessor.sequence_length} leaves no room for a context "
-            f"after a {max_query_length}-piece question and [CLS] [SEP] [SEP]"
-        )
+    preprocessor = _exportable_preprocessor(model, preprocessor)
     answer = _AnswerGraph(model, preprocessor, n_best_size, max_answer_length)
     archive = keras.export.ExportArchive()
     archive.track(model)
@@ -115,6 +104,23 @@ def export_question_answerer(
 
     write_archive(archive, output_dir, arguments, overwrite=overwrite, extras=add_warmup_requests)
     return {"serving_default": list(OUTPUTS)}
+
+
+def _exportable_preprocessor(model, preprocessor):
+    """The preprocessor to export `model` with; one line for a model that cannot be."""
+    preprocessor = preprocessor if preprocessor is not None else model.preprocessor
+    if getattr(model, "head", None) not in ("simple", "v2") or preprocessor is None:
+        raise ValueError(
+            f"cannot export a {type(model).__name__} as a question answerer: an "
+            "AlbertQuestionAnswerer with a preprocessor (finetune-squad's model.keras) is needed"
+        )
+    max_query_length = getattr(model, "max_query_length", 64)
+    if preprocessor.sequence_length < max_query_length + 4:
+        raise ValueError(
+            f"sequence_length={preprocessor.sequence_length} leaves no room for a context "
+            f"after a {max_query_length}-piece question and [CLS] [SEP] [SEP]"
+        )
+    return preprocessor
 
 
 class _AnswerGraph:
