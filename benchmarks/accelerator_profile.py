@@ -2,9 +2,10 @@
 
     KERAS_BACKEND=jax python benchmarks/accelerator_profile.py --out /tmp/profile
 
-Builds the step of `accelerator_train_step.py` (same flags), warms it up, records `--steps` steps
-with `jax.profiler` (a Perfetto trace, kept under `--out`) and prints the device's kernels by
-total time, grouped into matmuls, attention, and the rest, so the gap to the peak has a name.
+Builds the step of `accelerator_train_step.py` (its flags: --preset, --batch_size, ...), warms
+it up, records `--steps` steps with `jax.profiler` (a Perfetto trace, kept under `--out`) and
+prints the device's kernels by total time, grouped into matmuls, attention, and the rest, so
+the gap to the peak has a name.
 """
 
 import argparse
@@ -62,26 +63,14 @@ def family(name: str) -> str:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default="/tmp/albert_profile")
-    parser.add_argument("--preset", default="albert_base")
-    parser.add_argument("--batch_size", type=int, default=32)
-    parser.add_argument("--seq_length", type=int, default=512)
-    parser.add_argument("--steps", type=int, default=5)
+    parser.add_argument("--steps", type=int, default=5, help="profiled steps")
     parser.add_argument("--top", type=int, default=25)
-    args = parser.parse_args(argv)
+    args, step_flags = parser.parse_known_args(argv)
     import jax
 
-    step_args = bench.parse_args(
-        [
-            "--preset",
-            args.preset,
-            "--batch_size",
-            str(args.batch_size),
-            "--seq_length",
-            str(args.seq_length),
-            "--mixed_precision",
-            "mixed_bfloat16",
-        ]
-    )
+    # The model, batch and precision flags are accelerator_train_step.py's, defaults included;
+    # bfloat16 unless given (its `auto` reads TensorFlow, which a JAX machine may lack).
+    step_args = bench.parse_args(["--mixed_precision", "mixed_bfloat16", *step_flags])
     batch = random_batch(
         step_args.batch_size,
         step_args.seq_length,
@@ -89,7 +78,7 @@ def main(argv=None) -> int:
         step_args.num_predictions,
         step_args.seed,
     )
-    run = bench.build_step(step_args, batch, "mixed_bfloat16", flash=True)
+    run = bench.build_step(step_args, batch, step_args.mixed_precision, flash=True)
     run(2)
     jax.profiler.start_trace(args.out, create_perfetto_trace=True)
     run(args.steps)
