@@ -17,22 +17,18 @@ file in a process that loaded the SavedModel with `tf.saved_model.load`. A quest
 answerer's export writes `question_answering_requests` (its model runs at one width, on as
 many rows as a request has windows) through the same `write_requests`.
 
-The protos are built here from a subset of TF Serving's `prediction_log.proto` (the fields a
-Predict warm-up uses, with their field numbers) in a private descriptor pool, so neither
-writing nor reading needs the `tensorflow-serving-api` package; what is written parses as
-TF Serving's own `PredictionLog`.
+The records are TF Serving's own `PredictionLog` protos, from the `tensorflow-serving-api`
+package (a dependency: its protos only, no server).
 """
 
 from __future__ import annotations
 
-import functools
 import os
 
 import numpy as np
 import tensorflow as tf
-from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from google.protobuf.message import DecodeError
-from tensorflow.core.framework import tensor_pb2
+from tensorflow_serving.apis import prediction_log_pb2
 
 from albert_keras.serving.length_groups import ROWS_PER_GROUP, WIDTH_MULTIPLE, row_counts
 
@@ -286,21 +282,17 @@ def warm_up(loaded, saved_model_dir) -> int:
     return len(requests)
 
 
-# === The protos: a subset of tensorflow_serving/apis/prediction_log.proto ===
-
-
 def _prediction_log(signature: str, inputs: dict):
-    log = _prediction_log_class()()
+    log = prediction_log_pb2.PredictionLog()
     request = log.predict_log.request
     request.model_spec.signature_name = signature
     for name, values in inputs.items():
-        tensor = tf.make_tensor_proto(np.asarray(values, dtype=object))
-        request.inputs[name].ParseFromString(tensor.SerializeToString())
+        request.inputs[name].CopyFrom(tf.make_tensor_proto(np.asarray(values, dtype=object)))
     return log
 
 
 def _request_of(record: bytes, where: str) -> tuple[str, dict]:
-    log = _prediction_log_class()()
+    log = prediction_log_pb2.PredictionLog()
     try:
         log.ParseFromString(record)
     except DecodeError as error:
@@ -308,66 +300,5 @@ def _request_of(record: bytes, where: str) -> tuple[str, dict]:
     if log.WhichOneof("log_type") != "predict_log":
         raise ValueError(f"{where} holds no Predict request")
     request = log.predict_log.request
-    inputs = {
-        name: tf.make_ndarray(tensor_pb2.TensorProto.FromString(tensor.SerializeToString()))
-        for name, tensor in request.inputs.items()
-    }
+    inputs = {name: tf.make_ndarray(tensor) for name, tensor in request.inputs.items()}
     return request.model_spec.signature_name or "serving_default", inputs
-
-
-def _field(name, number, kind, type_name=None, label=1):
-    field = descriptor_pb2.FieldDescriptorProto(name=name, number=number, type=kind, label=label)
-    if type_name:
-        field.type_name = type_name
-    return field
-
-
-@functools.cache
-def _prediction_log_class():
-    """`tensorflow.serving.PredictionLog` with the fields a Predict warm-up uses, in a pool of
-    its own (so a process that imports tensorflow_serving too sees no clash)."""
-    pool = descriptor_pool.DescriptorPool()
-    added = set()
-
-    def add(file):  # TensorProto and the files it imports, dependencies first
-        for dependency in file.dependencies:
-            add(dependency)
-        if file.name not in added:
-            proto = descriptor_pb2.FileDescriptorProto()
-            file.CopyToProto(proto)
-            pool.Add(proto)
-            added.add(file.name)
-
-    add(tensor_pb2.DESCRIPTOR)
-    message, string = descriptor_pb2.FieldDescriptorProto.TYPE_MESSAGE, 9
-    file = descriptor_pb2.FileDescriptorProto(
-        name="albert_keras/prediction_log_subset.proto",
-        package="tensorflow.serving",
-        syntax="proto3",
-        dependency=[tensor_pb2.DESCRIPTOR.name],
-    )
-    spec = file.message_type.add(name="ModelSpec")
-    spec.field.extend([_field("name", 1, string), _field("signature_name", 3, string)])
-    request = file.message_type.add(name="PredictRequest")
-    entry = request.nested_type.add(name="InputsEntry")
-    value = _field("value", 2, message, ".tensorflow.TensorProto")
-    entry.field.extend([_field("key", 1, string), value])
-    entry.options.map_entry = True
-    request.field.extend(
-        [
-            _field("model_spec", 1, message, ".tensorflow.serving.ModelSpec"),
-            _field("inputs", 2, message, ".tensorflow.serving.PredictRequest.InputsEntry", 3),
-        ]
-    )
-    file.message_type.add(name="PredictLog").field.append(
-        _field("request", 1, message, ".tensorflow.serving.PredictRequest")
-    )
-    log = file.message_type.add(name="PredictionLog")
-    log.oneof_decl.add(name="log_type")
-    predict_log = _field("predict_log", 6, message, ".tensorflow.serving.PredictLog")
-    predict_log.oneof_index = 0
-    log.field.append(predict_log)
-    pool.Add(file)
-    return message_factory.GetMessageClass(
-        pool.FindMessageTypeByName("tensorflow.serving.PredictionLog")
-    )

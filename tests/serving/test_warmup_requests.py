@@ -7,6 +7,7 @@ import keras
 import numpy as np
 import pytest
 import tensorflow as tf
+from tensorflow_serving.apis import prediction_log_pb2
 
 from albert_keras.models import AlbertBackbone, AlbertClassifier
 from albert_keras.preprocessing import AlbertPreprocessor, AlbertTokenizer
@@ -80,7 +81,6 @@ def test_the_file_holds_one_request_per_shape_the_length_groups_run(served, prep
 
 
 def test_the_records_parse_as_tf_servings_own_prediction_log(served):
-    prediction_log_pb2 = pytest.importorskip("tensorflow_serving.apis.prediction_log_pb2")
     dataset = tf.data.TFRecordDataset(str(served / WARMUP_FILE))
     logs = [prediction_log_pb2.PredictionLog.FromString(r) for r in dataset.as_numpy_iterator()]
     assert [log.predict_log.request.model_spec.signature_name for log in logs][-2:] == [
