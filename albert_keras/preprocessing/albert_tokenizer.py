@@ -3,6 +3,7 @@
 import hashlib
 import itertools
 import re
+import types
 
 import keras
 import keras_hub
@@ -64,7 +65,6 @@ class AlbertTokenizer(keras_hub.tokenizers.SentencePieceTokenizer):
         self, proto=None, lowercase=None, sequence_length=None, vocabulary_sha256=None, **kwargs
     ):
         self.lowercase = lowercase
-        self._graphs = {}
         self._recorded_sha256 = vocabulary_sha256
         super().__init__(proto=proto, sequence_length=sequence_length, **kwargs)
 
@@ -77,8 +77,10 @@ class AlbertTokenizer(keras_hub.tokenizers.SentencePieceTokenizer):
 
     def set_proto(self, proto):
         super().set_proto(proto)
-        self._graphs = {}  # traced for the old vocabulary
-        self._offsets_op = None
+        # The eager calls' tf.functions, traced anew for each vocabulary. In a plain namespace:
+        # a dict or a tf.function set on a layer is tracked, and a SavedModel of a model holding
+        # this layer would refuse the dict's int keys (or save the functions with the model).
+        self._graphs = types.SimpleNamespace(by_rank={}, offsets=None)
         if self.proto is None:
             return
         recorded = self._recorded_sha256
@@ -110,16 +112,45 @@ class AlbertTokenizer(keras_hub.tokenizers.SentencePieceTokenizer):
         # normalization: run the graph one instead (traced once per input rank).
         inputs = tf.convert_to_tensor(inputs, tf.string)
         rank = inputs.shape.rank
-        if rank not in self._graphs:
+        if rank not in self._graphs.by_rank:
             spec = tf.TensorSpec([None] * rank, tf.string)
-            self._graphs[rank] = tf.function(self._tokenize_in_graph, input_signature=[spec])
-        return self._graphs[rank](inputs)
+            self._graphs.by_rank[rank] = tf.function(
+                self._tokenize_in_graph, input_signature=[spec]
+            )
+        return self._graphs.by_rank[rank](inputs)
 
     def _tokenize_in_graph(self, inputs):
         if self.proto is None:
             raise ValueError("the AlbertTokenizer has no vocabulary: pass proto=")
         text = preprocess_text_tensor(tf.convert_to_tensor(inputs, tf.string), self.lowercases)
-        return super().tokenize(text)
+        # keras-hub's `tokenize` would capture the op it made in `set_proto`: see `_sentencepiece`.
+        unbatched = text.shape.rank == 0
+        ids = self._sentencepiece(self.compute_dtype).tokenize(text[None] if unbatched else text)
+        if self.sequence_length:  # as keras-hub's `tokenize`: <pad> after the pieces, or cut
+            shape = ids.shape.as_list()[:-1] + [self.sequence_length]
+            ids = ids.to_tensor(shape=shape, default_value=self.pad_token_id)
+        return tf.squeeze(ids, 0) if unbatched else ids
+
+    def _sentencepiece(self, out_type):
+        """tf-text's SentencePiece op of this vocabulary, made in the graph being traced.
+
+        Not captured from outside it (keras-hub's, made eagerly in `set_proto`): the op keeps
+        its model in a resource that its kernel owns (tf-text's TODO b/318839908), and an
+        eager kernel lives in TensorFlow's kernel cache, which `keras.utils.set_random_seed`,
+        `tf.random.set_seed` and `keras.backend.clear_session` empty. The resource goes with
+        it, and every graph that captured its handle then fails with "Resource ...
+        SentencepieceOp ... does not exist" (tensorflow/text#570 and #802, keras-hub#1573:
+        a tokenizer made before seeding, or a tf.data pipeline before `clear_session`). Made
+        here, the op belongs to the traced function, whose kernels TensorFlow makes again
+        after such a clear, and the op loads the model again (once per function instance; a
+        call after that only looks the resource up). A SavedModel keeps the model bytes in
+        each function that tokenizes.
+        """
+        import tensorflow_text as tf_text
+
+        return tf_text.SentencepieceTokenizer(
+            model=self.proto, out_type=out_type, add_bos=self.add_bos, add_eos=self.add_eos
+        )
 
     def encode_normalized_with_offsets(self, texts):
         """SentencePiece ids of texts already normalized, with each piece's byte span.
@@ -143,16 +174,17 @@ class AlbertTokenizer(keras_hub.tokenizers.SentencePieceTokenizer):
         >>> ids.tolist(), begins.tolist(), ends.tolist()
         ([10975, 15, 51, 1952], [0, 5, 6, 9], [5, 6, 9, 13])
         """
-        import tensorflow_text as tf_text
-
         if self.proto is None:
             raise ValueError("the AlbertTokenizer has no vocabulary: pass proto=")
         if not texts:
             return []
-        if self._offsets_op is None:
-            # The op `tokenize` runs (keras-hub builds the same one), made from the same bytes.
-            self._offsets_op = tf_text.SentencepieceTokenizer(model=self.proto, out_type=tf.int32)
-        ids, begins, ends = self._offsets_op.tokenize_with_offsets(tf.constant(list(texts)))
+        if self._graphs.offsets is None:
+            # The op `tokenize` runs, made in a graph for the same reason (`_sentencepiece`).
+            self._graphs.offsets = tf.function(
+                lambda texts: self._sentencepiece(tf.int32).tokenize_with_offsets(texts),
+                input_signature=[tf.TensorSpec([None], tf.string)],
+            )
+        ids, begins, ends = self._graphs.offsets(tf.constant(list(texts)))
         rows = ids.row_splits.numpy()
         ids, begins, ends = (t.flat_values.numpy() for t in (ids, begins, ends))
         return [
