@@ -115,13 +115,25 @@ def test_exported_answers_are_answer_questions_answers(vocabulary, tmp_path, hea
     assert found == answers and any(answers[:4])
 
 
-def test_the_export_writes_warm_up_requests_that_replay_on_the_loaded_model(
-    simple_export, vocabulary
+def _pieces(tokenizer):
+    """What the answerer's tokenizer gives eagerly: questions' ids, contexts' pieces and spans."""
+    offsets = tokenizer.encode_normalized_with_offsets(CONTEXTS)
+    return tokenizer(QUESTIONS).to_list(), [[part.tolist() for part in row] for row in offsets]
+
+
+def test_a_second_export_leaves_the_first_answerers_tokenizer_working(
+    simple_export, vocabulary, tmp_path
 ):
-    _, folder, _ = simple_export
-    # A tokenizer of its own: the exported one's SentencePiece resource may belong to the
-    # archive's traced graphs by now, and tokenizing with it eagerly can find it gone.
-    tokenizer = AlbertTokenizer(str(vocabulary))
+    # Before the fix the second answerer's seeding (TF's kernel cache cleared) took the first
+    # one's SentencePiece resource: "Resource ... SentencepieceOp ... does not exist".
+    expected = _pieces(AlbertTokenizer(str(vocabulary)))
+    export_question_answerer(_answerer(vocabulary, "simple"), tmp_path / "second")
+    assert _pieces(simple_export[0].preprocessor.tokenizer) == expected
+
+
+def test_the_export_writes_warm_up_requests_that_replay_on_the_loaded_model(simple_export):
+    answerer, folder, _ = simple_export
+    tokenizer = answerer.preprocessor.tokenizer  # tokenizes after the second export above
     assert (folder / WARMUP_FILE).is_file()
     requests = read_warmup_requests(folder)
     assert [name for name, _ in requests] == ["serving_default"] * 6
