@@ -24,10 +24,9 @@ class GlueEncoder:
     traced once per encoder and reused by every tf.data pipeline built on it (tracing
     keras-hub's tokenizer and packer costs seconds; each dataset's map would redo it).
 
-    Runs in TensorFlow (tf.data), whatever the Keras backend of the model. Make the encoder
-    after any `keras.utils.set_random_seed` / `tf.random.set_seed`: seeding clears TensorFlow's
-    kernel cache, and with it the SentencePiece op's resource ("Resource ... SentencepieceOp
-    ... does not exist" at the first batch).
+    Runs in TensorFlow (tf.data), whatever the Keras backend of the model; seeding after the
+    encoder is made is fine (the tokenizer's SentencePiece op outlives TensorFlow's kernel
+    cache: `AlbertTokenizer._sentencepiece`).
 
     Args:
         spm_model: str, path or bytes. The SentencePiece model the backbone was trained with.
