@@ -124,12 +124,15 @@ class AlbertTokenizer(keras_hub.tokenizers.SentencePieceTokenizer):
             raise ValueError("the AlbertTokenizer has no vocabulary: pass proto=")
         text = preprocess_text_tensor(tf.convert_to_tensor(inputs, tf.string), self.lowercases)
         # keras-hub's `tokenize` would capture the op it made in `set_proto`: see `_sentencepiece`.
-        unbatched = text.shape.rank == 0
-        ids = self._sentencepiece(self.compute_dtype).tokenize(text[None] if unbatched else text)
-        if self.sequence_length:  # as keras-hub's `tokenize`: <pad> after the pieces, or cut
-            shape = ids.shape.as_list()[:-1] + [self.sequence_length]
-            ids = ids.to_tensor(shape=shape, default_value=self.pad_token_id)
-        return tf.squeeze(ids, 0) if unbatched else ids
+        # On the CPU, as keras-hub's (the op has no other kernel).
+        with tf.device("cpu"):
+            unbatched = text.shape.rank == 0
+            sentencepiece = self._sentencepiece(self.compute_dtype)
+            ids = sentencepiece.tokenize(text[None] if unbatched else text)
+            if self.sequence_length:  # as keras-hub's `tokenize`: <pad> after the pieces, or cut
+                shape = ids.shape.as_list()[:-1] + [self.sequence_length]
+                ids = ids.to_tensor(shape=shape, default_value=self.pad_token_id)
+            return tf.squeeze(ids, 0) if unbatched else ids
 
     def _sentencepiece(self, out_type):
         """tf-text's SentencePiece op of this vocabulary, made in the graph being traced.
