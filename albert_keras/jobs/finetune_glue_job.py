@@ -102,8 +102,7 @@ class _FinetuneGlue(JobRun):
     command = "albert-keras finetune-glue"
     settings_class = FinetuneGlueSettings
     summary_file = "metrics.json"
-    # Seeds the head's initializer and dropout. First: seeding clears TF's kernel cache, which
-    # would drop the SentencePiece op's resource of an encoder made before it.
+    # Seeds the head's initializer and dropout, first (as its runs always have: the same draws).
     seed_first = True
     reports_precision_when_silent = False
 

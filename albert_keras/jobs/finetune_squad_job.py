@@ -95,7 +95,7 @@ class _FinetuneSquad(JobRun):
     command = "albert-keras finetune-squad"
     settings_class = FinetuneSquadSettings
     summary_file = "metrics.json"
-    seed_first = True  # as finetune-glue: the features are made through SentencePiece
+    seed_first = True  # as finetune-glue (its runs draw what they drew before)
 
     def read_inputs(self) -> dict:
         s = self.settings

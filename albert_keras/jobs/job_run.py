@@ -71,9 +71,10 @@ class JobRun:
     settings_class: type
     # The file `summary()`'s dict is written to.
     summary_file = "summary.json"
-    # Seed before the inputs are read (the fine-tuning jobs: seeding clears TensorFlow's kernel
-    # cache, which would drop the SentencePiece op's resource of an encoder made before it).
-    # The pretraining jobs seed after, as they always have, so a run draws what it drew before.
+    # Seed before the inputs are read (the fine-tuning jobs) or after (the pretraining jobs).
+    # Either order works since the tokenizer's SentencePiece op outlives a seeding
+    # (`AlbertTokenizer._sentencepiece`); each job keeps its own so a run draws what it drew
+    # before.
     seed_first = False
     # Print the precision chosen (and other notes) even with `verbose=0`.
     reports_precision_when_silent = True
