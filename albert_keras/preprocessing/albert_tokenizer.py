@@ -134,6 +134,19 @@ class AlbertTokenizer(keras_hub.tokenizers.SentencePieceTokenizer):
                 ids = ids.to_tensor(shape=shape, default_value=self.pad_token_id)
             return tf.squeeze(ids, 0) if unbatched else ids
 
+    def detokenize(self, inputs):
+        if not tf.inside_function():
+            return super().detokenize(inputs)  # eagerly keras-hub decodes in Python
+        # In a graph keras-hub would run the op it made in `set_proto`: see `_sentencepiece`.
+        ids = inputs if isinstance(inputs, tf.RaggedTensor) else tf.convert_to_tensor(inputs)
+        unbatched = ids.shape.rank == 1
+        ids = ids[None] if unbatched else ids
+        if isinstance(ids, tf.Tensor):  # as keras-hub: every id decoded, <pad> to nothing
+            ids = tf.RaggedTensor.from_tensor(ids)
+        with tf.device("cpu"):
+            text = self._sentencepiece(tf.int32).detokenize(tf.cast(ids, tf.int32))
+        return tf.squeeze(text, 0) if unbatched else text
+
     def _sentencepiece(self, out_type):
         """tf-text's SentencePiece op of this vocabulary, made in the graph being traced.
 

@@ -79,3 +79,16 @@ def test_a_tokenizer_called_eagerly_exports_and_serves_the_same_ids(release_voca
     served = tf.saved_model.load(str(tmp_path / "served")).serve(tf.constant(texts)).numpy()
     assert [[i for i in row if i != tokenizer.pad_token_id] for row in served.tolist()] == eager
     assert eager == [PUBLISHED, [1952]]
+
+
+def test_detokenizing_in_a_graph_survives_seeding_and_matches_eager(release_vocabulary):
+    tokenizer = AlbertTokenizer(release_vocabulary)
+    decode = tf.function(tokenizer.detokenize)
+    padded = tf.constant([PUBLISHED, [1952] + [tokenizer.pad_token_id] * 5])
+    eager = tokenizer.detokenize(padded)  # keras-hub's Python path
+    keras.utils.set_random_seed(5)
+    in_graph = decode(padded).numpy().tolist()
+    assert in_graph == [b"hello, my dog is cute", b"dog"] == [t.encode() for t in eager]
+    ragged = tf.ragged.constant([PUBLISHED[:4], [1952]])
+    assert decode(ragged).numpy().tolist() == [b"hello, my dog", b"dog"]
+    assert decode(tf.constant(PUBLISHED)).numpy() == b"hello, my dog is cute"
