@@ -121,13 +121,12 @@ def _pieces(tokenizer):
     return tokenizer(QUESTIONS).to_list(), [[part.tolist() for part in row] for row in offsets]
 
 
-def test_a_second_export_leaves_the_first_answerers_tokenizer_working(
-    simple_export, vocabulary, tmp_path
-):
+def test_a_second_answerer_leaves_the_first_answerers_tokenizer_working(simple_export, vocabulary):
     # Before the fix the second answerer's seeding (TF's kernel cache cleared) took the first
-    # one's SentencePiece resource: "Resource ... SentencepieceOp ... does not exist".
+    # one's SentencePiece resource: "Resource ... SentencepieceOp ... does not exist". Seeding
+    # was the trigger, not the export (a second export, ~25 s, failed the same way).
     expected = _pieces(AlbertTokenizer(str(vocabulary)))
-    export_question_answerer(_answerer(vocabulary, "simple"), tmp_path / "second")
+    _answerer(vocabulary, "simple")
     assert _pieces(simple_export[0].preprocessor.tokenizer) == expected
 
 
