@@ -16,6 +16,8 @@ removes it at the end, whether the run succeeded or not.
 from __future__ import annotations
 
 import contextlib
+import glob
+import os
 import uuid
 import zlib
 from collections.abc import Iterable
@@ -24,6 +26,8 @@ from itertools import chain
 import numpy as np
 from apache_beam.io.filesystem import BeamIOError, CompressionTypes
 from apache_beam.io.filesystems import FileSystems
+
+from pipelines import filesystems
 
 SPILL_PREFIX = ".beam-text-"
 
@@ -125,14 +129,19 @@ def remove_stale_spill_folders(output_dir: str) -> int:
     >>> remove_stale_spill_folders(out), os.listdir(out)
     (1, [])
     """
+    folders = set()
     pattern = FileSystems.join(output_dir, f"{SPILL_PREFIX}*", "*")
     with contextlib.suppress(BeamIOError):
         (matched,) = FileSystems.match([pattern])
         folders = {FileSystems.split(metadata.path)[0] for metadata in matched.metadata_list}
-        for folder in sorted(folders):
-            remove_spill_folder(folder)
-        return len(folders)
-    return 0
+    if not filesystems.is_remote(output_dir):
+        # Beam's match lists files only; a disk also keeps the empty folder of a run killed
+        # between making its folder and its first file (an object store has no empty folders).
+        folders.update(glob.glob(os.path.join(glob.escape(output_dir), f"{SPILL_PREFIX}*/")))
+        folders = {os.path.normpath(folder) for folder in folders}
+    for folder in sorted(folders):
+        remove_spill_folder(folder)
+    return len(folders)
 
 
 def pack_documents(documents: list[list[str]]) -> tuple[bytes, bytes]:
