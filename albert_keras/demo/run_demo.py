@@ -12,7 +12,7 @@ import time
 
 from albert_keras_contracts.output_folder import MANIFEST, OutputFolder
 
-# Chosen by measurement (README, "What the demo's defaults were picked from"): a model, corpus
+# Chosen by measurement (docs/results.md, "How the demo's defaults were picked"): a model, corpus
 # and budget that learn visibly in about 5 minutes on 2 CPU cores.
 DEMO_CONFIG = {
     "num_layers": 2,
