@@ -59,8 +59,11 @@ def chance_levels(spec, data: dict) -> dict:
 
 
 def paper_checks(rows: list[dict], chance: dict | None = None) -> list[dict]:
-    """Table 5's findings, checked on the rows of each sentence objective (where present),
-    against the held-out majority-class rates (`chance`; 50 where unknown).
+    """The findings a study's rows can check, against the held-out majority-class rates
+    (`chance`; 50 where unknown): Table 5's sentence-head findings where the cells differ in
+    their sentence objective (in a study of one objective, such as the E or sharing grids, "the
+    SOP-trained model" would be whichever cell came last), and for every pretrained cell
+    whether it beats no pretraining downstream.
 
     Args:
         rows: list of dict. The report's rows (`collect`).
@@ -71,51 +74,63 @@ def paper_checks(rows: list[dict], chance: dict | None = None) -> list[dict]:
 
     Example:
     >>> from albert_keras.study.study_statistics import seed_stats
-    >>> sop = {"cell": "SOP", "sentence_objective": "sop", "pretrained": True, "seeds": [1, 2],
-    ...        "columns": {"SOP": seed_stats([88.0, 90.0]), "NSP": seed_stats([60.0, 62.0])}}
-    >>> [(c["measured"], c["holds"]) for c in paper_checks([sop], {"NSP": 61.0})]
-    [('89.0 ± 1.4', True), ('61.0 ± 1.4', False)]
+    >>> def row(cell, objective, sop, nsp):
+    ...     return {"cell": cell, "sentence_objective": objective, "pretrained": True,
+    ...             "seeds": [1, 2], "columns": {"SOP": seed_stats(sop), "NSP": seed_stats(nsp)}}
+    >>> rows = [row("NSP", "nsp", [51.0, 52.0], [80.0, 82.0]),
+    ...         row("SOP", "sop", [88.0, 90.0], [60.0, 62.0])]
+    >>> [(c["measured"], c["holds"]) for c in paper_checks(rows, {"NSP": 61.0})]
+    [('89.0 ± 1.4', True), ('61.0 ± 1.4', False), ('51.5 ± 0.7', True), ('81.0 ± 1.4', True)]
+    >>> paper_checks(rows[1:], {"NSP": 61.0})  # one objective: no cell is "the SOP-trained"
+    []
     """
     chance = chance or {}
-    nsp_chance, sop_chance = chance.get("NSP", 50.0), chance.get("SOP", 50.0)
-    by_objective = {r["sentence_objective"]: r for r in rows if r["pretrained"] and r["seeds"]}
+    pretrained = [r for r in rows if r["pretrained"] and r["seeds"]]
     baseline = next((r for r in rows if not r["pretrained"] and r["seeds"]), None)
+    by_objective = {r["sentence_objective"]: r for r in pretrained}
     checks = []
-
-    def value(row, key):
-        return row["columns"][key]["mean"], row["columns"][key]["std"]
-
-    def add(claim, paper, measured, holds):
-        checks.append({"claim": claim, "paper": paper, "measured": measured, "holds": holds})
-
-    sop, nsp = by_objective.get("sop"), by_objective.get("nsp")
-    if sop is not None and value(sop, "SOP")[0] is not None:
-        mean, std = value(sop, "SOP")
-        add(f"SOP-trained model: SOP accuracy well above chance ({sop_chance:.1f})", 86.5,
-            format_mean_std(mean, std), mean - 2 * (std or 0) > sop_chance + 5)  # fmt: skip
-        mean, std = value(sop, "NSP")
-        add(f"SOP-trained model: NSP accuracy above chance ({nsp_chance:.1f})", 78.9,
-            format_mean_std(mean, std), mean - 2 * (std or 0) > nsp_chance)  # fmt: skip
-    if nsp is not None and value(nsp, "SOP")[0] is not None:
-        mean, std = value(nsp, "SOP")
-        add(f"NSP-trained model: SOP accuracy near chance ({sop_chance:.1f})", 52.0,
-            format_mean_std(mean, std), abs(mean - sop_chance) < 5)  # fmt: skip
-        mean, std = value(nsp, "NSP")
-        add(f"NSP-trained model: NSP accuracy well above chance ({nsp_chance:.1f})", 90.5,
-            format_mean_std(mean, std), mean - 2 * (std or 0) > nsp_chance + 5)  # fmt: skip
+    if len(by_objective) > 1 and len(by_objective) == len(pretrained):
+        checks += _sentence_head_checks(by_objective, chance)
     if baseline is not None and "Avg" in baseline["columns"]:
-        base, base_std = value(baseline, "Avg")
-        for objective, row in by_objective.items():
-            mean, std = value(row, "Avg")
+        base, base_std = _value(baseline, "Avg")
+        for row in pretrained:
+            mean, std = _value(row, "Avg")
             if mean is None or base is None:
                 continue  # not fine-tuned yet
-            add(
-                f"{row['cell']}-pretrained above no-pretraining on the downstream average",
-                f"{PAPER_TABLE5[objective]['avg']} (no baseline in the paper)"
-                if objective in PAPER_TABLE5
-                else None,
-                f"{format_mean_std(mean, std)} vs {format_mean_std(base, base_std)}",
+            paper = PAPER_TABLE5.get(row["sentence_objective"]) if len(by_objective) > 1 else None
+            checks.append({
+                "claim": f"{row['cell']}-pretrained above no-pretraining on the downstream average",
+                "paper": f"{paper['avg']} (no baseline in the paper)" if paper else None,
+                "measured": f"{format_mean_std(mean, std)} vs {format_mean_std(base, base_std)}",
                 # Above by more than either seed spread: a gap inside it is not a finding.
-                mean - base > max(std or 0, base_std or 0),
-            )
+                "holds": mean - base > max(std or 0, base_std or 0),
+            })  # fmt: skip
+    return checks
+
+
+def _value(row: dict, key: str) -> tuple:
+    return row["columns"][key]["mean"], row["columns"][key]["std"]
+
+
+def _sentence_head_checks(by_objective: dict, chance: dict) -> list[dict]:
+    """Table 5's findings on the NSP- and SOP-trained cells' held-out sentence heads."""
+    nsp_chance, sop_chance = chance.get("NSP", 50.0), chance.get("SOP", 50.0)
+    checks = []
+
+    def add(claim, paper, row, key, holds):
+        mean, std = _value(row, key)
+        checks.append({"claim": claim, "paper": paper, "measured": format_mean_std(mean, std),
+                       "holds": holds(mean, std or 0)})  # fmt: skip
+
+    sop, nsp = by_objective.get("sop"), by_objective.get("nsp")
+    if sop is not None and _value(sop, "SOP")[0] is not None:
+        add(f"SOP-trained model: SOP accuracy well above chance ({sop_chance:.1f})", 86.5, sop,
+            "SOP", lambda mean, std: mean - 2 * std > sop_chance + 5)  # fmt: skip
+        add(f"SOP-trained model: NSP accuracy above chance ({nsp_chance:.1f})", 78.9, sop,
+            "NSP", lambda mean, std: mean - 2 * std > nsp_chance)  # fmt: skip
+    if nsp is not None and _value(nsp, "SOP")[0] is not None:
+        add(f"NSP-trained model: SOP accuracy near chance ({sop_chance:.1f})", 52.0, nsp,
+            "SOP", lambda mean, std: abs(mean - sop_chance) < 5)  # fmt: skip
+        add(f"NSP-trained model: NSP accuracy well above chance ({nsp_chance:.1f})", 90.5, nsp,
+            "NSP", lambda mean, std: mean - 2 * std > nsp_chance + 5)  # fmt: skip
     return checks
