@@ -77,7 +77,7 @@ def report_markdown(spec, report: dict) -> str:
         lines += ["", "## The paper's findings, checked", ""]
         lines += ["| finding | paper | measured | holds here |", "|---|---|---|---|"]
         for c in report["checks"]:
-            paper = "" if c["paper"] is None else c["paper"]
+            paper = "—" if c["paper"] is None else c["paper"]
             lines.append(
                 f"| {c['claim']} | {paper} | {c['measured']} | {'yes' if c['holds'] else 'no'} |"
             )
