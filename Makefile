@@ -20,7 +20,7 @@ TORCH_WHEELS ?= /opt/wheels
 install-hf: install
 	$(PY) -m pip install -q --find-links $(TORCH_WHEELS) "torch==2.13.0+cpu" transformers
 
-# The whole suite except tests marked slow; about 12 minutes on 2 cores.
+# The whole suite except tests marked slow; 12-15 minutes on 2 cores.
 test: install
 	$(PY) -m pytest -q -n 2 -m "not slow" $(PYTEST_ARGS)
 

@@ -19,15 +19,13 @@ from __future__ import annotations
 import argparse
 import glob
 import json
-import math
 import os
 import sys
 
 import albert_keras  # noqa: F401  (registers the serializable classes)
 from albert_keras.glue.glue_tasks import get_glue_task
-from albert_keras.jobs.finetune_glue_job import finetune_glue
 from albert_keras.study import load_spec
-from albert_keras.study.study_cell import read_summary, run_folder
+from albert_keras.study.study_cell import finetune_as_study, read_summary, run_folder
 from albert_keras.study.study_statistics import format_mean_std, seed_stats
 
 
@@ -81,27 +79,10 @@ def finetune_longer(study_dir: str, cells: list[str], tasks: list[str], steps: l
 def _finetune(spec, cell, seed, run, task, glue_dir, steps, out, log) -> float:
     metrics_path = os.path.join(out, "metrics.json")
     if not os.path.exists(metrics_path):
-        import keras
-
-        settings = spec.settings
         log(f"{cell.name} seed {seed} {task}: {steps} steps -> {out}")
-        finetune_glue(
-            task=task,
-            glue_dir=glue_dir,
-            init_from=os.path.join(run, "pretrain", "backbone.keras"),
-            output_dir=out,
-            spm_model=settings["spm_model"],
-            max_steps=steps,
-            batch_size=settings["finetune_batch_size"],
-            max_seq_length=settings["finetune_max_seq_length"],
-            learning_rate=settings["finetune_learning_rate"],
-            eval_every=math.ceil(steps / settings["finetune_evaluations"]),
-            patience=0,
-            seed=seed,
-            mixed_precision=spec.precision(cell),
-        )
-        os.remove(os.path.join(out, "model.keras"))  # the scores are the result, not 1 MB each
-        keras.backend.clear_session()
+        init_from = os.path.join(run, "pretrain", "backbone.keras")
+        finetune_as_study(spec, cell, seed, task, init_from=init_from, glue_dir=glue_dir,
+                          output_dir=out, steps=steps)  # fmt: skip
     with open(metrics_path) as f:
         value = json.load(f)["metrics"][get_glue_task(task).main_metric]
     return 100.0 * (value if value is not None else 0.0)  # undefined correlation: 0, as the study

@@ -219,43 +219,61 @@ def _intrinsic(spec, cell, folder, pretrain_dir, data, progress) -> dict:
 # === Fine-tuning ===
 
 
+def finetune_as_study(spec, cell, seed: int, task: str, *, init_from: str, glue_dir: str,
+                      output_dir: str, steps: int | None = None) -> None:  # fmt: skip
+    """Fine-tunes `init_from` on `task` as the study fine-tunes a cell's run: its batch, sequence
+    length, learning rate, evaluations and vocabulary, the cell's precision and the run's seed.
+    The classifier file is removed after (the study reads `metrics.json` and keeps the dev
+    predictions; dozens of classifiers would fill a disk).
+
+    Args:
+        spec: `StudySpec`. The study's fine-tuning settings.
+        cell: `Cell`. Its precision.
+        seed: int. The run's seed.
+        task: str. A GLUE task.
+        init_from: str. The backbone to fine-tune (a run's `pretrain/backbone.keras`).
+        glue_dir: str. The GLUE folder (the study's capped one).
+        output_dir: str. `finetune_glue`'s output folder.
+        steps: int or None. Fine-tuning steps; None: the study's `finetune_steps`.
+    """
+    import keras
+
+    from albert_keras.jobs.finetune_glue_job import finetune_glue
+
+    settings = spec.settings
+    steps = steps or settings["finetune_steps"]
+    finetune_glue(
+        task=task,
+        glue_dir=glue_dir,
+        init_from=init_from,
+        output_dir=output_dir,
+        spm_model=settings["spm_model"],
+        max_steps=steps,
+        batch_size=settings["finetune_batch_size"],
+        max_seq_length=settings["finetune_max_seq_length"],
+        learning_rate=settings["finetune_learning_rate"],
+        eval_every=math.ceil(steps / settings["finetune_evaluations"]),
+        patience=0,
+        seed=seed,
+        mixed_precision=spec.precision(cell),
+        verbose=0,
+    )
+    model_path = os.path.join(output_dir, "model.keras")
+    if os.path.exists(model_path):
+        os.remove(model_path)
+    keras.backend.clear_session()
+    gc.collect()
+
+
 def _finetune(spec, cell, seed, folder, pretrain_dir, task, glue_dir, progress) -> dict:
     out = os.path.join(folder, "glue", task)
     metrics_path = os.path.join(out, "metrics.json")
     if not os.path.exists(metrics_path):
-        import keras
-
-        from albert_keras.jobs.finetune_glue_job import finetune_glue
-
-        settings = spec.settings
-        steps = settings["finetune_steps"]
         progress.finetuning(task)
         started = time.time()
-        finetune_glue(
-            task=task,
-            glue_dir=glue_dir,
-            init_from=os.path.join(pretrain_dir, "backbone.keras"),
-            output_dir=out,
-            spm_model=settings["spm_model"],
-            max_steps=steps,
-            batch_size=settings["finetune_batch_size"],
-            max_seq_length=settings["finetune_max_seq_length"],
-            learning_rate=settings["finetune_learning_rate"],
-            eval_every=math.ceil(steps / settings["finetune_evaluations"]),
-            patience=0,
-            seed=seed,
-            mixed_precision=spec.precision(cell),
-            verbose=0,
-        )
+        finetune_as_study(spec, cell, seed, task, glue_dir=glue_dir, output_dir=out,
+                          init_from=os.path.join(pretrain_dir, "backbone.keras"))  # fmt: skip
         progress.finetuned(time.time() - started)
-        # The fine-tuned classifier is not needed for the study (metrics.json and the dev
-        # predictions stay); sixty of them would fill a disk. The study's own file: its
-        # finetune_glue wrote it into the study's folder a moment ago.
-        model_path = os.path.join(out, "model.keras")
-        if os.path.exists(model_path):
-            os.remove(model_path)
-        keras.backend.clear_session()
-        gc.collect()
     with open(metrics_path) as f:
         metrics = json.load(f)
     from albert_keras.glue.glue_tasks import get_glue_task

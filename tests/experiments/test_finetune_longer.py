@@ -77,7 +77,7 @@ def test_each_length_is_fine_tuned_per_seed_and_tabled_beside_the_study(
             assert metrics["num_examples"] == len(RTE_ROWS)
             assert not (run / "model.keras").exists()
     # A second call resumes: every run is finished, nothing is trained again.
-    monkeypatch.setattr(script, "finetune_glue", lambda **_: pytest.fail("trained again"))
+    monkeypatch.setattr(script, "finetune_as_study", lambda *_, **__: pytest.fail("again"))
     assert script.main(argv) == 0
     assert capsys.readouterr().out.splitlines()[3] == table[3]
 
