@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 
-from albert_keras_settings.pretrain_settings import PretrainSettings
+from albert_keras_settings.pretrain_settings import PretrainSettings, check_training_numbers
 from albert_keras_settings.setting import REQUIRED, check_choices, check_positive, setting
 from albert_keras_settings.shared_settings import overwrite_setting
 
@@ -41,10 +42,11 @@ def check_distillation_loss(
     Traceback (most recent call last):
     ValueError: loss weights (0.0, 0.0, 0.0): each must be >= 0 and one > 0
     """
-    if temperature <= 0:
+    if not math.isfinite(temperature) or temperature <= 0:  # (nan <= 0 is False)
         raise ValueError(f"temperature={temperature} must be > 0")
     weights = (soft_target_weight, mlm_weight, cosine_weight)
-    if min(weights) < 0 or max(weights) == 0:
+    finite = all(math.isfinite(weight) for weight in weights)
+    if not finite or min(weights) < 0 or max(weights) == 0:
         raise ValueError(f"loss weights {weights}: each must be >= 0 and one > 0")
     if cosine_positions not in COSINE_POSITIONS:
         raise ValueError(f"cosine_positions={cosine_positions!r} is not one of {COSINE_POSITIONS}")
@@ -136,6 +138,7 @@ class DistillSettings:
             self.cosine_weight,
             self.cosine_positions,
         )
+        check_training_numbers(self)
 
     def warmup_steps_or_default(self) -> int:
         """`warmup_steps`, or the official 2.5% of `max_steps` where it is `None`, as

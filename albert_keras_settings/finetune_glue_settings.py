@@ -4,6 +4,7 @@ once."""
 from __future__ import annotations
 
 import dataclasses
+import math
 
 from albert_keras_settings.choices import JIT_COMPILE
 from albert_keras_settings.setting import check_choices, paths_as_strings, setting
@@ -18,12 +19,19 @@ from albert_keras_settings.shared_settings import (
 # it here would load TensorFlow for `--help`.
 TASKS = ("CoLA", "SST-2", "MRPC", "STS-B", "QQP", "MNLI", "QNLI", "RTE", "WNLI")
 SOURCES = ("tsv", "tfds")
+# The user's own files (`--train_file`): what their label column holds.
+TASK_TYPES = ("classification", "regression")
+# Flags that only mean something with `--train_file`.
+USER_FILE_FLAGS = ("validation_file", "test_file", "text_pair_column")
 
 # Unset (None), these take the official `run_glue.sh` value for the task.
 POSITIVE = ("max_steps", "batch_size", "max_seq_length", "eval_every")
 NON_NEGATIVE = ("learning_rate", "warmup_steps", "patience")
 # Settings that may be given as `pathlib.Path` from Python; kept as `str` (what a flag gives).
-PATHS = ("glue_dir", "init_from", "output_dir", "spm_model")
+PATHS = (
+    "glue_dir", "init_from", "output_dir", "spm_model", "train_file", "validation_file",
+    "test_file",
+)  # fmt: skip
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -42,9 +50,11 @@ class FinetuneGlueSettings:
             path holding an `AlbertBackbone` or a model with a `.backbone` (`AlbertPretrainer`,
             `AlbertClassifier`), or such a model in memory.
         output_dir: the run's folder: new, empty or an earlier `finetune-glue` run's.
-        max_steps, batch_size, max_seq_length, learning_rate, warmup_steps, eval_every: `None`
-            takes the official value for the task (`FinetuneGlueSettings` does not know the
-            task's numbers; `finetune_glue` fills them in).
+        max_steps, batch_size, learning_rate, warmup_steps, eval_every: `None` takes the
+            official value for the task (`FinetuneGlueSettings` does not know the task's
+            numbers; `finetune_glue` fills them in).
+        max_seq_length: `None` takes the model's own: the length `init_from` was trained at
+            (its saved preprocessor's), else its positions, at most the official 512.
         ...: one per field below; each field's help says what it does.
 
     Example:
@@ -58,7 +68,9 @@ class FinetuneGlueSettings:
     ValueError: --batch_size must be positive, got -4
     """
 
-    task: str = setting(help=f"one of {', '.join(TASKS)} (MNLI also predicts AX)")
+    task: str | None = setting(
+        None, f"one of {', '.join(TASKS)} (MNLI also predicts AX); none: --train_file's task"
+    )
     glue_dir: str | None = setting(None, "GLUE's download: GLUE_DIR/SST-2/train.tsv, ...")
     init_from: str = setting(
         help="start from these weights: a saved AlbertBackbone, AlbertPretrainer or "
@@ -68,13 +80,38 @@ class FinetuneGlueSettings:
         help="the run's folder: model.keras, metrics.json, dev_predictions/, submission/"
     )
     overwrite: bool = overwrite_setting("finetune-glue")
+    # The user's own files instead of a GLUE task (albert_keras.glue.user_files reads them).
+    train_file: str | None = setting(
+        None, "fine-tune on your own labelled file instead of --task: .csv, .tsv or .jsonl"
+    )
+    validation_file: str | None = setting(
+        None, "with --train_file: the labelled file scored (and early-stopped on)"
+    )
+    test_file: str | None = setting(
+        None, "with --train_file: a file to predict (labels not needed), to submission/"
+    )
+    text_column: str = setting("text", "with --train_file: the column of the (first) text")
+    text_pair_column: str | None = setting(
+        None, "with --train_file: the column of the second text, for pair tasks"
+    )
+    label_column: str = setting("label", "with --train_file: the column of the label")
+    task_type: str = setting(
+        "classification",
+        "with --train_file: classification (labels of any spelling, found in the training "
+        "file) or regression (a number)",
+        choices=TASK_TYPES,
+    )
     spm_model: str | None = fine_tuning_spm_setting()
     source: str = setting(
         "tsv", "tsv: --glue_dir; tfds: tensorflow_datasets glue/* (network)", choices=SOURCES
     )
     max_steps: int | None = setting(None, "none: the official steps for the task")
     batch_size: int | None = setting(None, "none: the official batch for the task")
-    max_seq_length: int | None = setting(None, "none: the official length (512)")
+    max_seq_length: int | None = setting(
+        None,
+        "none: the model's own (the length --init_from was trained at, which its saved "
+        "preprocessor records, else its positions), at most the official 512",
+    )
     learning_rate: float | None = setting(
         None, "none: the official peak learning rate for the task"
     )
@@ -98,13 +135,25 @@ class FinetuneGlueSettings:
         if isinstance(self.jit_compile, bool):  # jit_compile=False reads as "false"
             object.__setattr__(self, "jit_compile", str(self.jit_compile).lower())
         check_choices(self)
+        # `not value > 0` rather than `value <= 0`: a nan (or inf) is refused too (issue 43).
         for name in POSITIVE:
             value = getattr(self, name)
-            if value is not None and value <= 0:
+            if value is not None and not (math.isfinite(value) and value > 0):
                 raise ValueError(f"--{name} must be positive, got {value}")
         for name in NON_NEGATIVE:
             value = getattr(self, name)
-            if value is not None and value < 0:
+            if value is not None and not (math.isfinite(value) and value >= 0):
                 raise ValueError(f"--{name} must be >= 0, got {value}")
+        if self.train_file is not None:
+            if self.task is not None:
+                raise ValueError("give --task (a GLUE task) or --train_file (your own), not both")
+            if self.validation_file is None:
+                raise ValueError("--train_file needs --validation_file (the labelled file scored)")
+            return
+        if self.task is None:
+            raise ValueError("--task (a GLUE task) or --train_file (your own data) is required")
+        given = [name for name in USER_FILE_FLAGS if getattr(self, name) is not None]
+        if given:
+            raise ValueError(f"--{given[0]} needs --train_file")
         if self.source == "tsv" and not self.glue_dir:
             raise ValueError("--glue_dir is required with --source tsv")

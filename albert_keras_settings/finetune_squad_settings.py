@@ -7,6 +7,8 @@ import dataclasses
 
 from albert_keras_settings.setting import (
     check_choices,
+    check_integer,
+    check_number,
     check_positive,
     paths_as_strings,
     setting,
@@ -103,6 +105,11 @@ class FinetuneSquadSettings:
     strategy: str = strategy_setting()
     seed: int = setting(12345, "seeds the head's initial weights, dropout and the shuffle")
     mixed_precision: str = mixed_precision_setting()
+    strict: bool = setting(
+        False,
+        "refuse a training file with an answer outside its context or not at its answer_start "
+        "(without it such questions are skipped, counted in one line, as the official script)",
+    )
 
     def __post_init__(self):
         paths_as_strings(self, *PATHS)  # (a keras.Model given as init_from stays)
@@ -118,8 +125,25 @@ class FinetuneSquadSettings:
         )
         if self.max_steps is not None:
             check_positive(self, "max_steps")
-        if self.epochs < 0 or not 0 <= self.warmup_proportion <= 1:
-            raise ValueError(f"epochs={self.epochs} must be >= 0, warmup_proportion in [0, 1]")
+        check_number("epochs", self.epochs, at_least=0)
+        check_number("warmup_proportion", self.warmup_proportion, at_least=0, at_most=1)
+        check_number("learning_rate", self.learning_rate, above=0)
+        check_integer("seed", self.seed)
+        # The official window: [CLS] question [SEP] context [SEP]. A stride longer than the
+        # context a window holds skips pieces between two windows: most of a long context unread.
+        context_length = self.max_seq_length - self.max_query_length - 3
+        if context_length < 1:
+            raise ValueError(
+                f"--max_seq_length={self.max_seq_length} leaves no room for a context after a "
+                f"{self.max_query_length}-piece question (--max_query_length) and [CLS] [SEP] [SEP]"
+            )
+        if self.doc_stride > context_length:
+            raise ValueError(
+                f"--doc_stride={self.doc_stride} is longer than a window's context "
+                f"({context_length} = --max_seq_length {self.max_seq_length} - "
+                f"--max_query_length {self.max_query_length} - 3): pieces between two windows "
+                "would never be read"
+            )
         if self.source == "json" and (
             self.predict_file is None or (self.trains() and self.train_file is None)
         ):

@@ -5,7 +5,13 @@ from __future__ import annotations
 import dataclasses
 
 from albert_keras_settings.choices import JIT_COMPILE, SENTENCE_OBJECTIVES
-from albert_keras_settings.setting import check_choices, check_positive, setting
+from albert_keras_settings.setting import (
+    check_choices,
+    check_integer,
+    check_number,
+    check_positive,
+    setting,
+)
 from albert_keras_settings.shared_settings import (
     mixed_precision_setting,
     overwrite_setting,
@@ -14,6 +20,19 @@ from albert_keras_settings.shared_settings import (
 
 # The official run: 3,125 warmup steps of 125,000.
 OFFICIAL_WARMUP_FRACTION = 3125 / 125_000
+
+
+def check_training_numbers(settings) -> None:
+    """Refuses, in one line naming the flag, a learning rate that is not a finite number > 0 and
+    a warmup, length or evaluation count that is not a whole number >= 0 (>= 1 for lengths):
+    a `--learning_rate nan` trained NaN weights and exited 0 before. Pretraining's and
+    distillation's settings both check with it."""
+    check_number("learning_rate", settings.learning_rate, above=0)
+    check_integer("warmup_steps", settings.warmup_steps)
+    check_integer("eval_steps", settings.eval_steps)
+    check_integer("seed", settings.seed)
+    for name in ("max_seq_length", "max_predictions_per_seq"):
+        check_integer(name, getattr(settings, name, None), at_least=1)
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -87,6 +106,7 @@ class PretrainSettings:
             "steps_per_execution",
             "gradient_accumulation_steps",
         )
+        check_training_numbers(self)
 
     def warmup_steps_or_default(self) -> int:
         """`warmup_steps`, or the official 2.5% of `max_steps` where it is `None`."""

@@ -8,6 +8,7 @@ they are new dependencies with their own flag styles).
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 from collections.abc import Iterable
 from typing import Any, TypeVar
@@ -128,6 +129,70 @@ def check_positive_values(**values) -> None:
     for name, value in values.items():
         if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
             raise ValueError(f"--{name}={value} must be a positive integer")
+
+
+def check_number(
+    name: str,
+    value,
+    *,
+    above: float | None = None,
+    at_least: float | None = None,
+    at_most: float | None = None,
+    below: float | None = None,
+) -> None:
+    """Raises `ValueError` unless `value` (`None`: not given, passes) is a finite number within
+    the bounds given: a `nan` or `inf` learning rate, step count or probability is refused in one
+    line naming the flag before anything trains on it (`nan < 0` is False, so a plain comparison
+    lets it through).
+
+    Args:
+        name: str. The setting, as its flag names it (without `--`).
+        value: the value; `None` passes.
+        above, at_least, at_most, below: float or None. `value > above`, `value >= at_least`,
+            `value <= at_most`, `value < below`.
+
+    Example:
+    >>> check_number("learning_rate", 1e-4, above=0)
+    >>> check_number("learning_rate", float("nan"), above=0)
+    Traceback (most recent call last):
+    ValueError: --learning_rate=nan must be a finite number > 0
+    >>> check_number("masked_lm_prob", 1.5, above=0, below=1)
+    Traceback (most recent call last):
+    ValueError: --masked_lm_prob=1.5 must be a finite number > 0 and < 1
+    """
+    if value is None:
+        return
+    bounds = [
+        (bound, text, ok)
+        for bound, text, ok in (
+            (above, "> {}", lambda v, b: v > b),
+            (at_least, ">= {}", lambda v, b: v >= b),
+            (at_most, "<= {}", lambda v, b: v <= b),
+            (below, "< {}", lambda v, b: v < b),
+        )
+        if bound is not None
+    ]
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if not number or not math.isfinite(value) or not all(ok(value, b) for b, _, ok in bounds):
+        wanted = " and ".join(text.format(b) for b, text, _ in bounds)
+        wanted = f" {wanted}" if wanted else ""
+        raise ValueError(f"--{name}={value!r} must be a finite number{wanted}")
+
+
+def check_integer(name: str, value, *, at_least: int = 0) -> None:
+    """Raises `ValueError` unless `value` (`None`: not given, passes) is an integer >= `at_least`
+    (a step count, a length, a number of batches).
+
+    Example:
+    >>> check_integer("warmup_steps", 0)
+    >>> check_integer("warmup_steps", 2.5)
+    Traceback (most recent call last):
+    ValueError: --warmup_steps=2.5 must be an integer >= 0
+    """
+    if value is None:
+        return
+    if not isinstance(value, int) or isinstance(value, bool) or value < at_least:
+        raise ValueError(f"--{name}={value!r} must be an integer >= {at_least}")
 
 
 def resolve_settings(cls: type[Settings], settings: Settings | None, overrides: dict) -> Settings:

@@ -74,7 +74,46 @@ def add_settings_flags(
             kwargs["default"] = default
         else:
             kwargs["required"] = True
+        if len(names) > 1:
+            kwargs["action"] = _OneValueAcrossNames
         parser.add_argument(*names, type=value_type, **kwargs)
+
+
+# Where `_OneValueAcrossNames` notes the names given for one setting: (dest, flag) -> value.
+_GIVEN = "_settings_flags_given"
+
+
+class _OneValueAcrossNames(argparse.Action):
+    """Stores the value of a setting that has several flag names (`--init_from` / `--model`),
+    noting which name gave it, so that `settings_from_args` refuses two names given two values
+    (argparse alone lets the last one win silently)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        given = dict(getattr(namespace, _GIVEN, {}))
+        given[(self.dest, option_string)] = values
+        setattr(namespace, _GIVEN, given)
+        setattr(namespace, self.dest, values)
+
+
+def check_one_value_per_setting(args: argparse.Namespace) -> None:
+    """Raises `ValueError` where two names of one setting were given different values.
+
+    Example:
+    >>> parser = argparse.ArgumentParser()
+    >>> _ = parser.add_argument("--init_from", "--model", action=_OneValueAcrossNames)
+    >>> check_one_value_per_setting(parser.parse_args(["--init_from", "a", "--model", "a"]))
+    >>> check_one_value_per_setting(parser.parse_args(["--init_from", "a", "--model", "b"]))
+    Traceback (most recent call last):
+    ValueError: --init_from='a' and --model='b' name one setting: give one of them
+    """
+    seen = {}
+    for (dest, flag), value in getattr(args, _GIVEN, {}).items():
+        if dest in seen and seen[dest][1] != value:
+            first, other = seen[dest]
+            raise ValueError(
+                f"{first}={other!r} and {flag}={value!r} name one setting: give one of them"
+            )
+        seen.setdefault(dest, (flag, value))
 
 
 def settings_from_args(cls: type[Settings], args: argparse.Namespace, **values) -> Settings:
@@ -90,6 +129,7 @@ def settings_from_args(cls: type[Settings], args: argparse.Namespace, **values) 
     >>> settings_from_args(S, argparse.Namespace(steps=3, verbose=0), config={"a": 1})
     S(steps=3, config={'a': 1})
     """
+    check_one_value_per_setting(args)
     names = {field.name for field in dataclasses.fields(cls)}
     given = {name: value for name, value in vars(args).items() if name in names}
     return resolve_settings(cls, None, {**given, **values})

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 
 from albert_keras_settings.choices import INPUT_FORMATS, PACKINGS, SENTENCE_OBJECTIVES
 from albert_keras_settings.setting import setting
@@ -142,6 +143,11 @@ class WriterSettings:
                 f"task_index={self.task_index} must be in [0, {self.num_tasks})",
             ),
             (self.group_chars >= 1, f"group_chars={self.group_chars} must be >= 1"),
+            (
+                # `not < 0` would let a nan through (issue 43)
+                math.isfinite(self.checkpoint_seconds) and self.checkpoint_seconds >= 0,
+                f"checkpoint_seconds={self.checkpoint_seconds} must be a finite number >= 0",
+            ),
             (
                 self.input_format in INPUT_FORMATS,
                 f"input_format={self.input_format!r}; expected one of {INPUT_FORMATS}",

@@ -46,6 +46,7 @@ TODAY = [
     ("strategy", ("--strategy",), "auto", STRATEGIES, False, str),
     ("seed", ("--seed",), 12345, None, False, int),
     ("mixed_precision", ("--mixed_precision",), "auto", PRECISIONS, False, str),
+    ("strict", ("--strict",), False, None, False, None),  # issue 43
 ]
 REQUIRED = ["--version", "2.0", "--predict_file", "dev.json", "--train_file", "train.json"]
 
@@ -99,8 +100,8 @@ GOOD = {"version": "2.0", "train_file": "t.json", "predict_file": "d.json",
         ({"batch_size": 0}, "--batch_size=0 must be a positive integer"),
         ({"doc_stride": -1}, "--doc_stride=-1 must be a positive integer"),
         ({"max_seq_length": 3.5}, "--max_seq_length=3.5 must be a positive integer"),
-        ({"epochs": -1}, "epochs=-1 must be >= 0, warmup_proportion in [0, 1]"),
-        ({"warmup_proportion": 1.5}, "epochs=2.0 must be >= 0, warmup_proportion in [0, 1]"),
+        ({"epochs": -1}, "--epochs=-1 must be a finite number >= 0"),
+        ({"warmup_proportion": 1.5}, "--warmup_proportion=1.5 must be a finite number >= 0 and"),
         ({"train_file": None}, "--predict_file (and --train_file unless --epochs 0) are"),
         ({"predict_file": None, "epochs": 0}, "--predict_file (and --train_file unless"),
         ({"max_steps": 0}, "--max_steps=0 must be a positive integer"),
