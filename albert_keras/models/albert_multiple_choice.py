@@ -87,9 +87,7 @@ class AlbertMultipleChoice(AlbertTask, keras.Model):
     def call(self, inputs, training=False):
         token_ids = inputs["token_ids"]
         length = keras.ops.shape(token_ids)[-1]
-        flat = {
-            name: keras.ops.reshape(inputs[name], (-1, length)) for name in _BACKBONE_INPUTS
-        }
+        flat = {name: keras.ops.reshape(inputs[name], (-1, length)) for name in _BACKBONE_INPUTS}
         pooled = self.backbone(flat, training=training)["pooled_output"]
         scores = self.output_dense(self.output_dropout(pooled, training=training))
         return keras.ops.reshape(scores, (-1, keras.ops.shape(token_ids)[1]))
