@@ -5,10 +5,17 @@ to every line before the vocabulary is trained, before pretraining data is encod
 GLUE or SQuAD example is encoded, in this order:
 
 1. whitespace collapsed: `" ".join(text.strip().split())` (any Unicode whitespace);
-2. the LaTeX-style quotes ``` `` ``` and `''` turned into `"`;
-3. accents stripped: NFKD, then every combining character (canonical combining class != 0)
+2. accents stripped: NFKD, then every combining character (canonical combining class != 0)
    dropped, so "café" becomes "cafe";
-4. lower-cased if the vocabulary is uncased (ALBERT's release is).
+3. lower-cased if the vocabulary is uncased (ALBERT's release is).
+
+Where Hugging Face differs: its `AlbertTokenizer` (and XLNet's `preprocess_text`, which it
+follows) also turns the LaTeX-style quotes ``` `` ``` and `''` into `"`. ALBERT's own
+`preprocess_text` does not (read google-research/albert's `tokenization.py`), and the released
+weights were pretrained on its ids, so neither do we: `''` stays two apostrophes. (Before text
+path version 2, `albert_keras_contracts.text_path`, this module replaced them as XLNet does.)
+The second half of ALBERT's text path, the post-processing of SentencePiece's pieces, is
+`albert_keras_contracts.piece_split`.
 
 `preprocess_text` is the reference, one string at a time; `preprocess_texts` is the same for a
 list, fast enough for the data writer (each step one C loop over all the strings); and
@@ -51,10 +58,9 @@ def preprocess_text(text: str, lower_case: bool = False) -> str:
 
     Example:
     >>> preprocess_text("  ``Café''\\tau  lait ", lower_case=True)
-    '"cafe" au lait'
+    "``cafe'' au lait"
     """
     text = " ".join(text.split())  # split() drops leading and trailing space, as strip() does
-    text = text.replace("``", '"').replace("''", '"')
     text = unicodedata.normalize("NFKD", text)
     text = "".join(c for c in text if not unicodedata.combining(c))
     return text.lower() if lower_case else text
@@ -69,17 +75,14 @@ def preprocess_texts(texts: Sequence[str], lower_case: bool = False) -> list[str
 
     Example:
     >>> preprocess_texts(["Café  Ÿes", "it's ''fine''"], lower_case=True)
-    ['cafe yes', 'it\\'s "fine"']
+    ['cafe yes', "it's ''fine''"]
     """
     if not texts:
         return []
     # Joined at line breaks, which step 1 removes from inside every text: no step below can
-    # then reach across two texts (a quote pair, a decomposition, a final-sigma context).
-    # The distinct non-ASCII characters, found once, tell steps 1 and 3 what to replace.
+    # then reach across two texts (a decomposition, a final-sigma context).
+    # The distinct non-ASCII characters, found once, tell steps 1 and 2 what to replace.
     text, non_ascii = join_collapsed(texts, with_non_ascii=True)
-    if "`" in text:  # a one-character scan is much faster than one for "``"
-        text = text.replace("``", '"')
-    text = text.replace("''", '"')
     if non_ascii:
         text = strip_accents(text, non_ascii - _NON_ASCII_WHITESPACE_SET)
     if lower_case:
@@ -176,7 +179,6 @@ def preprocess_text_tensor(text, lower_case: bool = False):
 
     text = tf.strings.regex_replace(text, _WHITESPACE_RUNS, " ")
     text = tf.strings.regex_replace(text, "^ | $", "")
-    text = tf.strings.regex_replace(text, "``|''", '"')
     text = tf_text.normalize_utf8(text, "NFKD")
     text = tf.strings.regex_replace(text, _combining_class(), "")
     if lower_case:

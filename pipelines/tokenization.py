@@ -1,9 +1,14 @@
 """`SentencePieceEncoder`: sentences -> SentencePiece ids, plus which ids start a word.
 
 Text is prepared by `albert_keras_contracts.text_normalization.preprocess_texts` (the official ALBERT
-`preprocess_text`: whitespace collapsed, ``` `` ``` and `''` to `"`, accents stripped, lower-cased
-for an uncased vocabulary) and encoded by SentencePiece's C++
-batch encoder: per-token Python is what made the official script slow.
+`preprocess_text`: whitespace collapsed, accents stripped, lower-cased for an uncased vocabulary)
+and encoded by SentencePiece's C++ batch encoder: per-token Python is what made the official
+script slow. The official `encode_pieces` then re-splits a piece ending in a digit and a comma
+(`▁1994,` -> `▁1994` `,`, `albert_keras_contracts.piece_split`): such pieces are rare, so one
+array lookup over a batch's ids finds them and only those are replaced, by ids listed once per
+vocabulary. The ids equal the official code's on every line; `token_boundary`
+(`pipelines.sop_pairs`) is the official `_is_start_piece` of the split pieces, as it is looked
+up by id.
 
 Each sentence is encoded whole, as the official script does. A word's pieces can depend on the
 sentence before it: SentencePiece's unigram Viterbi sums float32 scores from the sentence's start,
@@ -28,6 +33,7 @@ import numpy as np
 import sentencepiece as spm
 
 from albert_keras_contracts import special_tokens
+from albert_keras_contracts.piece_split import split_table
 from albert_keras_contracts.special_tokens import CLS_ID, MASK_ID, SEP_ID
 from albert_keras_contracts.text_normalization import preprocess_texts
 from albert_keras_contracts.vocabulary_identity import file_sha256
@@ -98,6 +104,12 @@ class SentencePieceEncoder:
             lower_case = not self._has_upper_case(pieces)
         self.lower_case = bool(lower_case)
         self.word_starts = _word_starts(pieces)
+        # The official digit-comma split: the ids replacing each id whose piece is split.
+        self._splits = split_table(
+            pieces, lambda texts: self._processor.encode(texts), self._processor.piece_to_id(",")
+        )
+        self._splits_id = np.zeros(len(pieces), bool)
+        self._splits_id[list(self._splits)] = True
 
     def _has_upper_case(self, pieces: list[str]) -> bool:
         """Whether a piece other than a control piece ([CLS], ...) holds a letter A-Z."""
@@ -141,11 +153,31 @@ class SentencePieceEncoder:
             id_lists = self._encode_texts(sentences[start : start + _ENCODE_SENTENCES])
             lengths = np.fromiter(map(len, id_lists), np.int32, len(id_lists))
             ids = np.fromiter(chain.from_iterable(id_lists), np.int32, int(lengths.sum()))
+            ids, lengths = self._split_digit_commas(ids, lengths)
             id_parts.append(ids)
             length_parts.append(lengths)
         if not length_parts:
             return np.zeros(0, np.int32), np.zeros(0, np.int32)
         return np.concatenate(id_parts), np.concatenate(length_parts)
+
+    def _split_digit_commas(self, ids: np.ndarray, lengths: np.ndarray):
+        """The official `encode_pieces` split of flat ids: each id of a piece like `▁1994,`
+        replaced by its `split_table` ids (one vectorized lookup; a loop over the few hits)."""
+        at = np.flatnonzero(self._splits_id[ids])
+        if not len(at):
+            return ids, lengths
+        replacements = [self._splits[int(i)] for i in ids[at]]
+        counts = np.ones(len(ids), np.int64)
+        counts[at] = [len(r) for r in replacements]
+        out = np.repeat(ids, counts)
+        starts = np.cumsum(counts) - counts
+        for start, replacement in zip(starts[at], replacements):
+            out[start : start + len(replacement)] = replacement
+        sentence = np.searchsorted(np.cumsum(lengths), at, side="right")
+        lengths = lengths + np.bincount(
+            sentence, weights=counts[at] - 1, minlength=len(lengths)
+        ).astype(lengths.dtype)
+        return out, lengths
 
     def _encode_texts(self, texts: Sequence[str]) -> list[list[int]]:
         """Raw sentences -> their id lists, prepared as `preprocess` does."""

@@ -7,10 +7,13 @@ import types
 
 import keras
 import keras_hub
+import numpy as np
 import tensorflow as tf
 
 from albert_keras_contracts import special_tokens
+from albert_keras_contracts.piece_split import split_table
 from albert_keras_contracts.text_normalization import preprocess_text_tensor
+from albert_keras_contracts.text_path import TEXT_PATH, UNRECORDED_TEXT_PATH
 
 # keras-hub's attribute names (`cls_token_id`, ...) for ALBERT's special pieces, whose one
 # owner is `albert_keras_contracts.special_tokens`. Their ids are read from the vocabulary itself.
@@ -31,12 +34,20 @@ class AlbertTokenizer(keras_hub.tokenizers.SentencePieceTokenizer):
     """Strings -> ALBERT SentencePiece ids, with the official `preprocess_text` in the graph.
 
     keras-hub's `AlbertTokenizer` hands text to SentencePiece as it comes; the official ALBERT
-    code (and Hugging Face's tokenizer) first collapses whitespace, turns ``` `` ``` and `''`
-    into `"`, strips accents (NFKD, combining marks dropped) and lower-cases for an uncased
-    vocabulary. This layer does the same in TensorFlow ops (the project's one definition,
-    `albert_keras_contracts.text_normalization.preprocess_text_tensor`), so it runs in
-    `tf.data`, in a compiled graph and in an exported SavedModel: "Héllo,  my dog" and
-    "hello, my dog" give the same ids, as they do in the official code.
+    code first collapses whitespace, strips accents (NFKD, combining marks dropped) and
+    lower-cases for an uncased vocabulary, and after SentencePiece re-splits a piece ending in
+    a digit and a comma (`▁1994,` -> `▁1994` `,`). This layer does the same in TensorFlow ops
+    (the project's one definition: `albert_keras_contracts.text_normalization` and
+    `albert_keras_contracts.piece_split`, whose ids for each split piece are looked up in one
+    ragged gather), so it runs in `tf.data`, in a compiled graph and in an exported
+    SavedModel: "Héllo,  my dog" and "hello, my dog" give the same ids, as they do in the
+    official code.
+
+    Its ids equal the official code's but on exact SentencePiece ties (docs/text_path.md):
+    tf-text's op bundles its own build of SentencePiece, whose unigram Viterbi can pick the
+    other of two segmentations whose float32 scores are equal (or equal after rounding) where
+    Python SentencePiece picks the first; the split pieces' ids come from Python SentencePiece
+    (the table is made once per vocabulary), so they have no such ties.
 
     The output is always computed by TensorFlow (tf-text's SentencePiece op): called eagerly
     it runs a `tf.function` and returns a `tf.RaggedTensor` for a batch of strings (a dense
@@ -53,6 +64,11 @@ class AlbertTokenizer(keras_hub.tokenizers.SentencePieceTokenizer):
             saved with (its config holds it, so the vocabulary's identity travels in every
             saved model; `albert_keras_contracts.vocabulary_identity`). When given, a vocabulary whose bytes
             hash otherwise is refused; None: taken from the vocabulary.
+        text_path: str or None. The version of the text path (`albert_keras_contracts.text_path`)
+            the model holding this tokenizer was trained with, which its config records; None:
+            today's. A config without one (saved before it was recorded) is version 1. The
+            layer always computes today's ids: jobs compare this with today's and refuse an
+            older one unless told to accept it.
         **kwargs: passed to `keras_hub.tokenizers.SentencePieceTokenizer`.
 
     Example:
@@ -62,10 +78,17 @@ class AlbertTokenizer(keras_hub.tokenizers.SentencePieceTokenizer):
     """
 
     def __init__(
-        self, proto=None, lowercase=None, sequence_length=None, vocabulary_sha256=None, **kwargs
+        self,
+        proto=None,
+        lowercase=None,
+        sequence_length=None,
+        vocabulary_sha256=None,
+        text_path=None,
+        **kwargs,
     ):
         self.lowercase = lowercase
         self._recorded_sha256 = vocabulary_sha256
+        self.text_path = text_path or TEXT_PATH
         super().__init__(proto=proto, sequence_length=sequence_length, **kwargs)
 
     @property
@@ -80,7 +103,7 @@ class AlbertTokenizer(keras_hub.tokenizers.SentencePieceTokenizer):
         # The eager calls' tf.functions, traced anew for each vocabulary. In a plain namespace:
         # a dict or a tf.function set on a layer is tracked, and a SavedModel of a model holding
         # this layer would refuse the dict's int keys (or save the functions with the model).
-        self._graphs = types.SimpleNamespace(by_rank={}, offsets=None)
+        self._graphs = types.SimpleNamespace(by_rank={}, offsets=None, splits={}, expand=None)
         if self.proto is None:
             return
         recorded = self._recorded_sha256
@@ -104,6 +127,12 @@ class AlbertTokenizer(keras_hub.tokenizers.SentencePieceTokenizer):
         self.lowercases = (
             not _has_capitals(vocabulary) if self.lowercase is None else bool(self.lowercase)
         )
+        self._graphs.splits, self._graphs.expand = _split_rows(self.proto, vocabulary)
+
+    @property
+    def digit_comma_splits(self) -> dict:
+        """`albert_keras_contracts.piece_split.split_table` of this vocabulary: `{id: ids}`."""
+        return dict(self._graphs.splits)
 
     def tokenize(self, inputs):
         if tf.inside_function():
@@ -128,11 +157,27 @@ class AlbertTokenizer(keras_hub.tokenizers.SentencePieceTokenizer):
         with tf.device("cpu"):
             unbatched = text.shape.rank == 0
             sentencepiece = self._sentencepiece(self.compute_dtype)
-            ids = sentencepiece.tokenize(text[None] if unbatched else text)
+            ids = self._split_digit_commas(
+                sentencepiece.tokenize(text[None] if unbatched else text)
+            )
             if self.sequence_length:  # as keras-hub's `tokenize`: <pad> after the pieces, or cut
                 shape = ids.shape.as_list()[:-1] + [self.sequence_length]
                 ids = ids.to_tensor(shape=shape, default_value=self.pad_token_id)
             return tf.squeeze(ids, 0) if unbatched else ids
+
+    def _split_digit_commas(self, ids):
+        """The official digit-comma split of ragged ids: each id's row of `_split_rows` (itself,
+        or the ids replacing it), gathered and merged back into the texts' rows."""
+        if self._graphs.expand is None:
+            return ids
+        values, row_splits = self._graphs.expand
+        table = tf.RaggedTensor.from_row_splits(
+            tf.constant(values, ids.dtype), tf.constant(row_splits, tf.int64), validate=False
+        )
+        rows = tf.gather(table, ids.flat_values)
+        return tf.RaggedTensor.from_row_splits(
+            rows.values, tf.gather(rows.row_splits, ids.row_splits), validate=False
+        )
 
     def detokenize(self, inputs):
         if not tf.inside_function():
@@ -213,7 +258,34 @@ class AlbertTokenizer(keras_hub.tokenizers.SentencePieceTokenizer):
         config = super().get_config()
         config["lowercase"] = self.lowercase
         config["vocabulary_sha256"] = self.vocabulary_sha256
+        config["text_path"] = self.text_path
         return config
+
+    @classmethod
+    def from_config(cls, config):
+        # Saved before the text path was recorded: version 1 (not today's, as a new one is).
+        return super().from_config({"text_path": UNRECORDED_TEXT_PATH, **config})
+
+
+def _split_rows(proto: bytes, vocabulary: list[str]):
+    """The digit-comma `split_table` of a vocabulary, and the same as one ragged row per id
+    (`(values, row_splits)`, NumPy; None when no piece splits) for `_split_digit_commas`.
+
+    Made by Python SentencePiece, as the official code's (one batch call over the few hundred
+    split pieces; tf-text's op could break a tie otherwise)."""
+    import sentencepiece
+
+    processor = sentencepiece.SentencePieceProcessor(model_proto=proto)
+    splits = split_table(vocabulary, processor.encode, processor.piece_to_id(","))
+    if not splits:
+        return splits, None
+    lengths = np.ones(len(vocabulary), np.int64)
+    lengths[list(splits)] = [len(ids) for ids in splits.values()]
+    row_splits = np.concatenate([[0], np.cumsum(lengths)])
+    values = np.repeat(np.arange(len(vocabulary), dtype=np.int64), lengths)
+    for i, ids in splits.items():
+        values[row_splits[i] : row_splits[i + 1]] = ids
+    return splits, (values, row_splits)
 
 
 def _has_capitals(vocabulary: list[str]) -> bool:

@@ -24,8 +24,7 @@ def encoder(spm_model):
 
 def official_preprocess_text(text):
     """google-research/albert tokenization.preprocess_text(remove_space=True, lower=True)."""
-    text = " ".join(text.strip().split())
-    text = text.replace("``", '"').replace("''", '"')
+    text = " ".join(text.strip().split())  # ALBERT's keeps `` and '' (XLNet's maps them to ")
     text = unicodedata.normalize("NFKD", text)
     text = "".join(c for c in text if not unicodedata.combining(c))
     return text.lower()
