@@ -52,8 +52,16 @@ _BELOW_TRAINING = _MODEL_LIBRARY | {
     "albert_keras.serving",
     "albert_keras.glue",
     "albert_keras.squad",
+    "albert_keras.tagging",
+    "albert_keras.multiple_choice",
 }
-_TASKS = {"albert_keras.glue", "albert_keras.squad", "albert_keras.serving"}
+_TASKS = {
+    "albert_keras.glue",
+    "albert_keras.squad",
+    "albert_keras.tagging",
+    "albert_keras.multiple_choice",
+    "albert_keras.serving",
+}
 RULES: dict[str, set[str]] = {
     # The contracts every layer shares: the record format and the writer's stats.json, special
     # ids, text normalization, vocabulary identity, atomic writes and output-folder ownership; no
@@ -97,6 +105,10 @@ RULES: dict[str, set[str]] = {
     | {"albert_keras_contracts", "pipelines", "albert_keras.preprocessing"},
     "albert_keras.squad": _MODEL_LIBRARY
     | {"albert_keras_contracts", "pipelines", "albert_keras.preprocessing"},
+    "albert_keras.tagging": _MODEL_LIBRARY
+    | {"albert_keras_contracts", "pipelines", "albert_keras.preprocessing"},
+    "albert_keras.multiple_choice": _MODEL_LIBRARY
+    | {"albert_keras_contracts", "pipelines", "albert_keras.preprocessing"},
     "albert_keras.serving": _MODEL_LIBRARY
     | {
         "albert_keras_contracts",
@@ -104,6 +116,8 @@ RULES: dict[str, set[str]] = {
         "albert_keras.preprocessing",
         "albert_keras.glue",
         "albert_keras.squad",
+        "albert_keras.tagging",
+        "albert_keras.multiple_choice",
     },
     # The training runtime: strategies, precision, checkpoints, callbacks, record inputs; it
     # knows no task (the jobs bring GLUE's and SQuAD's data and metrics).
