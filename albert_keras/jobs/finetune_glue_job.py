@@ -51,6 +51,7 @@ from albert_keras.training.model_files import (
 from albert_keras.training.precision import in_precision, loss_scaled
 from albert_keras.training.step_progress import progress_callbacks
 from albert_keras.training.stop_at_step import StopAtStep
+from albert_keras.training.stop_on_non_finite_loss import StopOnNonFiniteLoss
 from albert_keras.training.warmup_early_stopping import WarmupEarlyStopping
 from albert_keras_contracts import atomic_write
 from albert_keras_contracts.vocabulary_identity import check_model_vocabulary
@@ -260,6 +261,8 @@ def _fit(classifier, task, train_data, dev_inputs, devs, hyperparameters, verbos
     best = BestWeightsInMemory(monitor)
     callbacks = [
         StopAtStep(hyperparameters["eval_every"], hyperparameters["max_steps"]),
+        # A nan loss ends the job in one line, before any evaluation or model is written.
+        StopOnNonFiniteLoss(hyperparameters["eval_every"]),
         evaluation,  # before the two below: they read the val_* it adds to the logs
         best,
     ]

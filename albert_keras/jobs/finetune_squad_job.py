@@ -47,6 +47,7 @@ from albert_keras.training.model_files import (
 from albert_keras.training.precision import in_precision, loss_scaled
 from albert_keras.training.step_progress import progress_callbacks
 from albert_keras.training.stop_at_step import StopAtStep
+from albert_keras.training.stop_on_non_finite_loss import StopOnNonFiniteLoss
 from albert_keras_contracts.vocabulary_identity import check_model_vocabulary
 from albert_keras_settings import FinetuneSquadSettings
 
@@ -272,7 +273,7 @@ def _train(answerer, features, hyperparameters, precision, verbose):
         steps_per_epoch=per_epoch,
         epochs=math.ceil(steps / per_epoch),
         verbose=fit_verbose,
-        callbacks=[*stop, *progress],
+        callbacks=[*stop, StopOnNonFiniteLoss(per_epoch), *progress],  # nan: one line, no model
     )
     return steps, {key: [float(v) for v in values] for key, values in fitted.history.items()}
 

@@ -15,6 +15,7 @@ from albert_keras.training.step_checkpoint import StepCheckpoint, remove_stale_t
 from albert_keras.training.step_progress import progress_callbacks
 from albert_keras.training.step_tensor_board import tensorboard_callbacks
 from albert_keras.training.stop_at_step import StopAtStep
+from albert_keras.training.stop_on_non_finite_loss import NonFiniteLoss, StopOnNonFiniteLoss
 from albert_keras_contracts import atomic_write
 from albert_keras_contracts.output_folder import MANIFEST, OutputFolder
 from albert_keras_contracts.vocabulary_identity import run_vocabulary_sha256
@@ -112,6 +113,8 @@ class PeriodicTraining:
         fit_verbose, progress = progress_callbacks(verbose, self.max_steps, accumulate)
         callbacks = [
             StopAtStep(self.checkpoint_every * accumulate, self.max_steps * accumulate),
+            # Before the checkpoint: a non-finite loss leaves `fit` before a period's end saves.
+            StopOnNonFiniteLoss(self.checkpoint_every * accumulate, accumulate),
             self.checkpoint,
             self.timer,
             *tensorboard_callbacks(self.path("logs"), self.checkpoint_every, self.max_steps),
@@ -130,6 +133,16 @@ class PeriodicTraining:
         except (tf.errors.DataLossError, tf.errors.InvalidArgumentError) as error:
             reason = error.message.strip().splitlines()[0]
             raise ValueError(f"--records: unreadable record ({reason})") from None
+        except NonFiniteLoss as error:
+            # Said in the command's one line: what is kept, and that no model was written.
+            history = self.checkpoint.history  # the saved periods, a resumed run's included
+            kept = (
+                f"the checkpoint of step {history[-1]['step']} is kept in "
+                f"{self.checkpoint.directory}"
+                if history
+                else "no checkpoint was saved"
+            )
+            raise NonFiniteLoss(error.name, error.value, error.step, f"{kept}; no model written")
 
     def path(self, *names: str) -> str:
         """`output_dir/names...`, claimed in the output folder's manifest when there is one."""
