@@ -22,6 +22,9 @@ from albert_keras_settings.shared_settings import (
 
 # The official learning rates (release README); every other default is shared.
 LEARNING_RATES = {"1.1": 5e-5, "2.0": 3e-5}
+# The release README's features (max_seq_length, doc_stride, max_query_length), for a model
+# trained at 384 pieces or more; a shorter model's scale with its length (`feature_lengths`).
+OFFICIAL_FEATURES = (384, 128, 64)
 SOURCES = ("json", "tfds")
 HEADS = ("simple", "v2")
 # Settings that may be given as `pathlib.Path` from Python; kept as `str` (what a flag gives).
@@ -35,8 +38,10 @@ class FinetuneSquadSettings:
     Made from keyword arguments or from `albert-keras finetune-squad`'s flags, which are
     generated from these fields (`albert_keras_settings.settings_flags`); checked when made, so a
     bad value fails before anything is read or written. Frozen: `dataclasses.replace` gives a
-    changed copy. The defaults are the release README's: features 384 / 128 / 64, batch 48,
-    2 epochs, 10% warmup, n-best 20, answers of at most 30 pieces.
+    changed copy. The defaults are the release README's: features 384 / 128 / 64 (or, for a
+    model trained at a shorter length, that length with a stride and question scaled to it:
+    `feature_lengths`), batch 48, 2 epochs, 10% warmup, n-best 20, answers of at most 30
+    pieces.
 
     Args:
         version: `"1.1"` or `"2.0"`.
@@ -88,9 +93,21 @@ class FinetuneSquadSettings:
     head: str | None = setting(
         None, "none: a fine-tuned model's own head, else simple (1.1), v2 (2.0)", choices=HEADS
     )
-    max_seq_length: int = setting(384, "pieces per feature (question, context, [CLS], [SEP]s)")
-    doc_stride: int = setting(128, "pieces between the starts of a long context's windows")
-    max_query_length: int = setting(64, "questions are cut to this many pieces")
+    max_seq_length: int | None = setting(
+        None,
+        "pieces per feature (question, context, [CLS], [SEP]s); none: the model's own (the "
+        "length --init_from was trained at, else its positions), at most the official 384",
+    )
+    doc_stride: int | None = setting(
+        None,
+        "pieces between the starts of a long context's windows; none: a third of "
+        "--max_seq_length, in 16s (128 at 384, 32 at 128)",
+    )
+    max_query_length: int | None = setting(
+        None,
+        "questions are cut to this many pieces; none: a sixth of --max_seq_length, in 16s "
+        "(64 at 384, 16 at 128)",
+    )
     batch_size: int = setting(48, "training batch")
     epochs: float = setting(
         2.0, "passes over the training features; 0: predict with the model as is"
@@ -114,11 +131,10 @@ class FinetuneSquadSettings:
     def __post_init__(self):
         paths_as_strings(self, *PATHS)  # (a keras.Model given as init_from stays)
         check_choices(self)
+        lengths = ("max_seq_length", "doc_stride", "max_query_length")
+        check_positive(self, *(name for name in lengths if getattr(self, name) is not None))
         check_positive(
             self,
-            "max_seq_length",
-            "doc_stride",
-            "max_query_length",
             "batch_size",
             "n_best_size",
             "max_answer_length",
@@ -129,25 +145,53 @@ class FinetuneSquadSettings:
         check_number("warmup_proportion", self.warmup_proportion, at_least=0, at_most=1)
         check_number("learning_rate", self.learning_rate, above=0)
         check_integer("seed", self.seed)
-        # The official window: [CLS] question [SEP] context [SEP]. A stride longer than the
-        # context a window holds skips pieces between two windows: most of a long context unread.
-        context_length = self.max_seq_length - self.max_query_length - 3
-        if context_length < 1:
-            raise ValueError(
-                f"--max_seq_length={self.max_seq_length} leaves no room for a context after a "
-                f"{self.max_query_length}-piece question (--max_query_length) and [CLS] [SEP] [SEP]"
-            )
-        if self.doc_stride > context_length:
-            raise ValueError(
-                f"--doc_stride={self.doc_stride} is longer than a window's context "
-                f"({context_length} = --max_seq_length {self.max_seq_length} - "
-                f"--max_query_length {self.max_query_length} - 3): pieces between two windows "
-                "would never be read"
-            )
+        # (Unset lengths are checked once `feature_lengths` has filled them in.)
+        if all(getattr(self, name) is not None for name in lengths):
+            # The official window: [CLS] question [SEP] context [SEP]. A stride longer than the
+            # context a window holds skips pieces between two windows: most of a long context unread.
+            context_length = self.max_seq_length - self.max_query_length - 3
+            if context_length < 1:
+                raise ValueError(
+                    f"--max_seq_length={self.max_seq_length} leaves no room for a context after a "
+                    f"{self.max_query_length}-piece question (--max_query_length) and [CLS] [SEP] [SEP]"
+                )
+            if self.doc_stride > context_length:
+                raise ValueError(
+                    f"--doc_stride={self.doc_stride} is longer than a window's context "
+                    f"({context_length} = --max_seq_length {self.max_seq_length} - "
+                    f"--max_query_length {self.max_query_length} - 3): pieces between two windows "
+                    "would never be read"
+                )
         if self.source == "json" and (
             self.predict_file is None or (self.trains() and self.train_file is None)
         ):
             raise ValueError("--predict_file (and --train_file unless --epochs 0) are required")
+
+    def feature_lengths(self, model_length: int | None) -> FinetuneSquadSettings:
+        """These settings with `max_seq_length`, `doc_stride` and `max_query_length` given:
+        each as set, else the model's length (at most the official 384) and a stride and
+        question scaled to the length (a third and a sixth, in multiples of 16).
+
+        Args:
+            model_length: int or None. The length the model was trained at (None: unknown,
+                the official 384).
+
+        Example:
+        >>> s = FinetuneSquadSettings(version="2.0", train_file="t.json",
+        ...                           predict_file="d.json", init_from="m.keras", output_dir="o/")
+        >>> [s.feature_lengths(n).doc_stride for n in (128, 384, 512, None)]
+        [32, 128, 128, 128]
+        >>> s.feature_lengths(128).max_query_length, s.feature_lengths(128).max_seq_length
+        (16, 128)
+        """
+        length = self.max_seq_length or min(model_length or OFFICIAL_FEATURES[0],
+                                            OFFICIAL_FEATURES[0])  # fmt: skip
+        return dataclasses.replace(
+            self,
+            max_seq_length=length,
+            doc_stride=self.doc_stride or _in_sixteens(length / 3),
+            max_query_length=self.max_query_length or _in_sixteens(length / 6),
+        )
 
     def trains(self) -> bool:
         """Whether the run fine-tunes (`max_steps` given, or `epochs` above 0) before predicting."""
@@ -158,3 +202,9 @@ class FinetuneSquadSettings:
         if self.learning_rate is None:
             return LEARNING_RATES[self.version]
         return self.learning_rate
+
+
+def _in_sixteens(pieces: float) -> int:
+    """`pieces` rounded down to a multiple of 16 (the official 128 and 64 are), or down to a
+    whole piece under 16."""
+    return int(pieces) // 16 * 16 if pieces >= 16 else max(1, int(pieces))

@@ -1,8 +1,9 @@
 """`albert-keras finetune-glue`: fine-tune a saved ALBERT on one GLUE task, score it, predict.
 
 As the official `run_classifier.py` + `run_glue.sh`: per-task defaults (learning rate, batch,
-warmup, steps; max_seq_length 512), the official AdamWeightDecay (Adam without bias correction,
-weight decay 0.01 not on LayerNorm or biases) under warmup + linear decay, gradients clipped to
+warmup, steps; max_seq_length 512, or the model's own where shorter), the official
+AdamWeightDecay (Adam without bias correction, weight decay 0.01 not on LayerNorm or biases)
+under warmup + linear decay, gradients clipped to
 norm 1, dropout 0.1 on the pooled output, evaluation of the dev split every `eval_every` steps
 and the best checkpoint kept. We add early stopping on the task's main dev metric (`patience`
 evaluations without improvement) and run under a distribution strategy (`--strategy`, as
@@ -48,6 +49,7 @@ from albert_keras.training.model_files import (
     load_model_file,
     writing,
 )
+from albert_keras.training.model_sequence_length import model_sequence_length
 from albert_keras.training.precision import in_precision, loss_scaled
 from albert_keras.training.step_progress import progress_callbacks
 from albert_keras.training.stop_at_step import StopAtStep
@@ -79,9 +81,10 @@ def finetune_glue(
             (`albert_keras_contracts.output_folder`): anything else, `init_from`'s own folder included, is
             refused before training.
         spm_model: default `spm.model` (or the only `*.model`) beside an `init_from` path.
-        max_steps, batch_size, max_seq_length, learning_rate, warmup_steps, eval_every: `None`
-            takes the official value for the task; a shorter run keeps the official warmup
-            fraction.
+        max_steps, batch_size, learning_rate, warmup_steps, eval_every: `None` takes the
+            official value for the task; a shorter run keeps the official warmup fraction.
+        max_seq_length: `None` takes the model's own (`model_sequence_length`): the length
+            `init_from` was trained at, else its positions, at most the official 512.
         mixed_precision: a backbone in another policy is copied into this one.
 
     Returns:
@@ -299,7 +302,10 @@ def _hyperparameters(task: GlueTask, s: FinetuneGlueSettings) -> dict:
     return {
         "max_steps": steps,
         "batch_size": given(s.batch_size, task.batch_size),
-        "max_seq_length": given(s.max_seq_length, task.max_seq_length),
+        # The model's own length (read from its file before the 20-40 s of loading it).
+        "max_seq_length": given(
+            s.max_seq_length, model_sequence_length(s.init_from, task.max_seq_length)
+        ),
         "learning_rate": given(s.learning_rate, task.learning_rate),
         # A shorter run keeps the official warmup fraction.
         "warmup_steps": given(s.warmup_steps, round(task.warmup_steps * steps / task.train_steps)),

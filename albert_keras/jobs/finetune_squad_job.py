@@ -1,7 +1,8 @@
 """Fine-tune a saved ALBERT on SQuAD v1.1 or v2.0, predict, score.
 
 As the official `run_squad_v1.py` / `run_squad_v2.py` with the release README's settings:
-max_seq_length 384, doc_stride 128, max_query_length 64, batch 48, 2 epochs, learning rate 5e-5
+max_seq_length 384, doc_stride 128, max_query_length 64 (or the length a shorter model was
+trained at, with a stride and question scaled to it), batch 48, 2 epochs, learning rate 5e-5
 (v1.1) / 3e-5 (v2.0) with 10% warmup then linear decay, the official AdamWeightDecay; n-best 20,
 max_answer_length 30; v2.0 uses the official v2 head (beam 5 x 5) and picks the no-answer
 threshold that maximizes dev F1 (`best_f1_thresh`), as the official `evaluate_v2`. Training is
@@ -44,6 +45,7 @@ from albert_keras.training.model_files import (
     load_model_file,
     writing,
 )
+from albert_keras.training.model_sequence_length import saved_lengths
 from albert_keras.training.precision import in_precision, loss_scaled
 from albert_keras.training.step_progress import progress_callbacks
 from albert_keras.training.stop_at_step import StopAtStep
@@ -99,7 +101,9 @@ class _FinetuneSquad(JobRun):
     seed_first = True  # as finetune-glue (its runs draw what they drew before)
 
     def read_inputs(self) -> dict:
-        s = self.settings
+        # Unset feature lengths from the model's own, read from its file before loading it.
+        trained, positions = saved_lengths(self.settings.init_from)
+        self.settings = s = self.settings.feature_lengths(trained or positions)
         check_outside("--init_from", s.init_from, s.output_dir)
         self.data = _read_features(s)
         self.hyperparameters = _hyperparameters(s)

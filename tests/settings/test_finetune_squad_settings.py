@@ -33,9 +33,10 @@ TODAY = [
     ("overwrite", ("--overwrite",), False, None, False, None),
     ("spm_model", ("--spm_model",), None, None, False, str),
     ("head", ("--head",), None, ("simple", "v2"), False, str),
-    ("max_seq_length", ("--max_seq_length",), 384, None, False, int),
-    ("doc_stride", ("--doc_stride",), 128, None, False, int),
-    ("max_query_length", ("--max_query_length",), 64, None, False, int),
+    # None: the model's own length, the stride and question scaled to it (issue 46).
+    ("max_seq_length", ("--max_seq_length",), None, None, False, int),
+    ("doc_stride", ("--doc_stride",), None, None, False, int),
+    ("max_query_length", ("--max_query_length",), None, None, False, int),
     ("batch_size", ("--batch_size",), 48, None, False, int),
     ("epochs", ("--epochs",), 2.0, None, False, float),
     ("max_steps", ("--max_steps",), None, None, False, int),  # finetune-glue's name (#30)
