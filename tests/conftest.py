@@ -1,8 +1,11 @@
-"""Shared fixtures: tiny configs and the path to the real data in ../shared/data."""
+"""Shared fixtures: tiny configs, tiny records, and real data: slices committed under
+tests/data (see its PROVENANCE.md) laid out as the developers' ../shared/data."""
 
 import json
 import os
 import pathlib
+import re
+import shutil
 import signal
 import subprocess
 import time
@@ -13,14 +16,36 @@ import pytest
 from release_tarball import train_tiny_sentencepiece
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[1]
+TEST_DATA = REPO_ROOT / "tests" / "data"
 SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
 
 
 @pytest.fixture(scope="session")
-def shared_data():
-    """Path to ../shared/data; skips the test when it is absent (a fresh user checkout)."""
+def shared_data(tmp_path_factory):
+    """Real data in ../shared/data's layout, in every checkout: the release vocabulary, the
+    first pages of six Gutenberg books and two SQuAD 2.0 articles from tests/data, and GLUE's
+    five tasks written here from the books' sentences (GLUE's own files are not ours to copy).
+    `glue/COUNTS.json` holds the rows and labels each GLUE file was written with."""
+    from glue_data import write_glue_tasks
+
+    root = tmp_path_factory.mktemp("data")
+    for name in ("vocab", "corpus", "squad"):  # copies: a test's write never reaches tests/data
+        shutil.copytree(TEST_DATA / name, root / name, ignore=shutil.ignore_patterns("*.md"))
+    text = (TEST_DATA / "corpus" / "gutenberg" / "1342-0.txt").read_text(encoding="utf-8-sig")
+    # Sentences for GLUE's rows: a plain split is enough, the rows need text, not linguistics.
+    sentences = re.split(r"(?<=[.!?])\s+", " ".join(text.split()))
+    counts = write_glue_tasks(root / "glue", sentences)
+    table = {f"{task}/{split}": value for (task, split), value in counts.items()}
+    (root / "glue" / "COUNTS.json").write_text(json.dumps(table, indent=1))
+    return root
+
+
+@pytest.fixture(scope="session")
+def full_data():
+    """../shared/data itself, for the few checks that need whole books or files (its 8 MB of
+    official-format sentences); those tests are marked slow. Skips where it is absent."""
     if not SHARED_DATA.is_dir():
-        pytest.skip(f"real data not found at {SHARED_DATA} (only present beside the dev checkout)")
+        pytest.skip(f"whole-corpus data not found at {SHARED_DATA} (beside the dev checkout only)")
     return SHARED_DATA
 
 
