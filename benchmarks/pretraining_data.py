@@ -186,13 +186,26 @@ def main() -> None:
         by = [alone[k] / ours_1[k] for k in ("seconds", "cpu")]
         line = (
             f"  MB/s, ours (dupe 1, {n} worker{'s' * (n > 1)}) / SentencePiece (1 thread): "
-            f"{by[0]:5.2f} | {by[1]:5.2f}  (goal >= 0.70)"
+            f"{by[0]:5.2f} | {by[1]:5.2f}"
         )
         if n > 1:
             same = rows[f"SentencePiece, {n} threads"]
             line += f"; / SentencePiece ({n} threads), by the clock: "
             line += f"{same['seconds'] / ours_1['seconds']:5.2f}"
         print(line)
+    # The writer encodes whole sentences with SentencePiece for the official ids, so its rate
+    # against SentencePiece alone is a fact, not a goal (the 0.70 of issue #34 is retired); what
+    # is a goal is that more workers cost no more per example: N workers' examples per CPU-second
+    # >= 0.9 of one worker's.
+    for dupe in dupes:
+        one = rows.get(f"ours, dupe {dupe}, 1 worker")
+        for n in [n for n in workers if n > 1 and one]:
+            many = rows[f"ours, dupe {dupe}, {n} workers"]
+            per_core = (many["examples"] / many["cpu"]) / (one["examples"] / one["cpu"])
+            print(
+                f"  scaling, dupe {dupe:2}: {n} workers' examples per CPU-second / 1 worker's: "
+                f"{per_core:5.2f}  (goal >= 0.90)"
+            )
     walls = ", ".join(f"{k} {v['wall']:.1f}" for k, v in rows.items() if "wall" in v)
     print(f"  wall seconds with interpreter start-up: {walls}")
     # What more workers cost beyond the work itself: each process faults in its own working
