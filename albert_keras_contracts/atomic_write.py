@@ -13,40 +13,88 @@ import contextlib
 import json
 import os
 import re
+import secrets
 import shutil
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+
+
+def process_token() -> str:
+    """This process's random token, which every temporary name it makes carries.
+
+    Drawn once per process from the OS's randomness (`secrets`, not a seeded RNG: no run's
+    draws change), inherited by forked workers. An `OutputFolder` records the token of every
+    run in its manifest, so that a temporary is recognised by a token one of our runs drew and
+    recorded, never by its pattern alone: a user's `.notes.tmp-123.txt` is a user's file.
+
+    Example:
+    >>> len(process_token()), process_token() == process_token()
+    (16, True)
+    """
+    global _TOKEN
+    if _TOKEN is None:
+        _TOKEN = secrets.token_hex(8)
+    return _TOKEN
+
+
+_TOKEN: str | None = None
 
 
 def temporary_path(path: str | os.PathLike) -> str:
-    """The hidden name `path` is written under first: same folder and suffix, the pid inside.
+    """The hidden name `path` is written under first: same folder and suffix, the pid and this
+    process's token inside.
 
     The suffix stays last because some writers choose the format from it (`model.save` wants
     `.keras`, matplotlib `.png`).
 
     Example:
-    >>> temporary_path("run/model.keras") == f"run/.model.tmp-{os.getpid()}.keras"
+    >>> name = f".model.tmp-{os.getpid()}-{process_token()}.keras"
+    >>> temporary_path("run/model.keras") == os.path.join("run", name)
     True
     """
     folder, name = os.path.split(os.fspath(path))
     stem, suffix = os.path.splitext(name)
     if not stem:  # a dot-file such as ".env": no suffix to keep
         stem, suffix = name, ""
-    return os.path.join(folder, f".{stem.lstrip('.')}.tmp-{os.getpid()}{suffix}")
+    temporary = f".{stem.lstrip('.')}.tmp-{os.getpid()}-{process_token()}{suffix}"
+    return os.path.join(folder, temporary)
 
 
-def is_temporary_name(name: str) -> bool:
-    """Whether `name` (a file name, no folder) is a temporary name of `temporary_path`.
+def temporary_writer(name: str, tokens: Iterable[str] | None = None) -> int | None:
+    """The pid of the process that made the temporary `name` (a file name, no folder), or None
+    when `name` is not a temporary of a process whose token is in `tokens`.
+
+    Args:
+        name: str. A file name.
+        tokens: the tokens that count (an `OutputFolder`'s `temporary_tokens`); None: this
+            process's own.
+
+    Example:
+    >>> temporary_writer(os.path.basename(temporary_path("run/model.keras"))) == os.getpid()
+    True
+    >>> temporary_writer(".model.tmp-123.keras"), temporary_writer("model.keras")
+    (None, None)
+    """
+    match = _TEMPORARY.fullmatch(name)
+    if match is None:
+        return None
+    allowed = {process_token()} if tokens is None else set(tokens)
+    return int(match.group(1)) if match.group(2) in allowed else None
+
+
+def is_temporary_name(name: str, tokens: Iterable[str] | None = None) -> bool:
+    """Whether `name` (a file name, no folder) is a temporary name of `temporary_path` made by a
+    process whose token is in `tokens` (None: this process).
 
     Example:
     >>> is_temporary_name(os.path.basename(temporary_path("run/model.keras")))
     True
-    >>> is_temporary_name("model.keras")
-    False
+    >>> is_temporary_name(".model.tmp-123.keras"), is_temporary_name("model.keras")
+    (False, False)
     """
-    return _TEMPORARY.fullmatch(name) is not None
+    return temporary_writer(name, tokens) is not None
 
 
-_TEMPORARY = re.compile(r"\..*\.tmp-[0-9]+(\.[^.]*)?")
+_TEMPORARY = re.compile(r"\..*\.tmp-([0-9]+)-([0-9a-f]{16})(?:\.[^.]*)?")
 
 
 @contextlib.contextmanager

@@ -33,6 +33,7 @@ import datetime
 import fcntl
 import json
 import os
+import re
 import shutil
 import socket
 import time
@@ -47,9 +48,12 @@ from albert_keras_contracts.output_checks import (  # noqa: F401
     LOCK,
     MANIFEST,
     OutputFolderError,
+    check_apart,
     check_new_file,
+    holder_line,
     is_remote,
     live_holder,
+    open_lock,
     os_error_line,
 )
 
@@ -58,13 +62,65 @@ _LOCK_TRIES, _LOCK_WAIT_SECONDS = 5, 0.02
 
 
 def _is_own_name(name: str) -> bool:
-    """Names that never count as a user's files: the manifest, locks (`.albert-keras*.lock`,
-    several when a command locks per task) and the atomic writer's temporaries."""
-    return (
-        name == MANIFEST
-        or (name.startswith(".albert-keras") and name.endswith(".lock"))
-        or atomic_write.is_temporary_name(name)
-    )
+    """Names that never count as a user's files: the manifest and locks (`.albert-keras*.lock`,
+    several when a command locks per task). Not temporaries: in a folder without a manifest no
+    run's token is known, so a name like `.notes.tmp-123.txt` is a user's."""
+    return name == MANIFEST or _is_lock_name(name)
+
+
+def _is_lock_name(name: str) -> bool:
+    return name.startswith(".albert-keras") and name.endswith(".lock")
+
+
+# The manifest's keys and their types, checked before anything is done with it. `created` may
+# be null in a manifest that an earlier version wrote when it adopted a pre-manifest run.
+_REQUIRED = {
+    "command": (str,),
+    "arguments": (dict,),
+    "inputs": (dict,),
+    "created": (str, type(None)),
+    "files": (list,),
+}
+_OPTIONAL = {"updated": (str, type(None)), "temporary_tokens": (list,)}
+_TOKEN = re.compile(r"[0-9a-f]{16}")
+# Tokens kept in a manifest: the runs whose killed temporaries may still lie in the folder.
+_TOKENS_KEPT = 32
+
+
+def _manifest_problem(data) -> str | None:
+    """What makes `data` (a parsed manifest) not one of ours, or None."""
+    if not isinstance(data, dict):
+        return f"a JSON {type(data).__name__}, not an object"
+    for key, types in {**_REQUIRED, **_OPTIONAL}.items():
+        if key not in data:
+            if key in _REQUIRED:
+                return f"no {key!r}"
+            continue
+        if not isinstance(data[key], types):
+            return f"{key!r} is a JSON {type(data[key]).__name__}"
+    if not data["command"]:
+        return "an empty 'command'"
+    for name in data["files"]:
+        problem = _entry_problem(name)
+        if problem:
+            return problem
+    for token in data.get("temporary_tokens", []):
+        if not isinstance(token, str) or not _TOKEN.fullmatch(token):
+            return f"temporary token {token!r} is not one albert-keras draws"
+    return None
+
+
+def _entry_problem(name) -> str | None:
+    """Why `name`, an entry of a manifest's `files`, is not one plain name inside the folder
+    (`claim` records top-level names only), or None. Checked before `--overwrite` removes it:
+    `..`, an absolute path, `.` or "" would remove what lies outside or the whole folder."""
+    if not isinstance(name, str):
+        return f"entry {name!r} is not a name"
+    if name in ("", ".", "..") or "/" in name or os.sep in name or "\0" in name:
+        return f"entry {name!r} is not a name inside the folder"
+    if name == MANIFEST or _is_lock_name(name):
+        return f"entry {name!r} is the folder's own bookkeeping"
+    return None
 
 
 def _now() -> str:
@@ -187,14 +243,18 @@ class OutputFolder:
         self.close()
 
     def _read_manifest(self) -> dict | None:
+        """The folder's manifest, checked against its schema (`_manifest_problem`), or None."""
         manifest = os.path.join(self.path, MANIFEST)
-        if not os.path.exists(manifest):
+        if not os.path.lexists(manifest):
             return None
         try:
+            if not os.path.isfile(manifest) or os.path.islink(manifest):
+                raise ValueError("not a regular file")
             with open(manifest, encoding="utf-8") as file:
                 data = json.load(file)
-            if not isinstance(data, dict) or "command" not in data:
-                raise ValueError("no command")
+            problem = _manifest_problem(data)
+            if problem:
+                raise ValueError(problem)
         except (OSError, ValueError) as error:
             raise OutputFolderError(
                 f"{manifest}: not an albert-keras manifest ({error}): choose another folder"
@@ -236,8 +296,9 @@ class OutputFolder:
             is None
         )
         if previous is not None and not same:  # overwrite: the checks above allowed it
-            for name in previous.get("files", []):
-                _remove_entry(os.path.join(self.path, name))
+            for name in previous["files"]:  # each one plain name (`_read_manifest` checked)
+                _remove_entry(self.path, name)
+        tokens = [t for t in (previous or {}).get("temporary_tokens", []) if t != _token()]
         self.resumed = same
         self._manifest = {
             "command": self.command,
@@ -245,9 +306,17 @@ class OutputFolder:
             "inputs": self.inputs,
             "created": previous["created"] if same else _now(),
             "updated": _now(),
-            "files": list(previous.get("files", [])) if same else [],
+            "files": list(previous["files"]) if same else [],
+            # This run's temporaries' token, recorded before it writes one (`atomic_write`).
+            "temporary_tokens": [*tokens, _token()][-_TOKENS_KEPT:],
         }
         self._write_manifest()
+
+    @property
+    def temporary_tokens(self) -> tuple[str, ...]:
+        """The tokens of the runs that wrote here (this one last): a temporary carrying one is
+        ours (`atomic_write.temporary_writer`); nothing else is."""
+        return tuple(self._manifest["temporary_tokens"]) if self._manifest else ()
 
     def _write_manifest(self) -> None:
         atomic_write.write_json(os.path.join(self.path, MANIFEST), self._manifest)
@@ -269,12 +338,14 @@ class OutputFolder:
         lock_path = os.path.join(self.path, self.lock_name)
         tries = 0
         while True:
-            file = open(lock_path, "a+", encoding="utf-8")  # noqa: SIM115 (held until close)
+            # Never through a link (its target, outside the folder, would be overwritten).
+            fd = open_lock(lock_path, create=True)
+            file = os.fdopen(fd, "r+", encoding="utf-8", errors="replace")  # held until close
             try:
                 fcntl.flock(file.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
                 file.seek(0)
-                holder = file.read().strip()
+                holder = holder_line(file.read())
                 file.close()
                 tries += 1
                 if tries >= _LOCK_TRIES:
@@ -286,7 +357,7 @@ class OutputFolder:
             # The holder before us may have removed the file between our open and our flock:
             # then our lock is on a name nobody else sees, and we take the new file instead.
             try:
-                same_file = os.stat(lock_path).st_ino == os.fstat(file.fileno()).st_ino
+                same_file = os.lstat(lock_path).st_ino == os.fstat(file.fileno()).st_ino
             except FileNotFoundError:
                 same_file = False
             if same_file:
@@ -354,9 +425,18 @@ class OutputFolder:
         return self._manifest is not None and name.split(os.sep)[0] in self._manifest["files"]
 
 
-def _remove_entry(path: str) -> None:
-    if os.path.islink(path) or os.path.isfile(path):
+def _remove_entry(folder: str, name: str) -> None:
+    """Removes the entry `name` (one plain name: `_entry_problem` passed it) of `folder`; a link
+    is removed itself, never followed, and `shutil.rmtree` follows none inside a folder."""
+    if _entry_problem(name):
+        raise ValueError(f"{name!r} is not a name inside {folder}")
+    path = os.path.join(folder, name)
+    if os.path.islink(path) or not os.path.isdir(path):
         with contextlib.suppress(FileNotFoundError):
             os.remove(path)
-    elif os.path.isdir(path):
+    else:
         shutil.rmtree(path, ignore_errors=True)
+
+
+def _token() -> str:
+    return atomic_write.process_token()

@@ -76,8 +76,9 @@ class PeriodicTraining:
         check_positive_values(max_steps=max_steps, checkpoint_every=checkpoint_every)
         self.folder = output_dir if isinstance(output_dir, OutputFolder) else None
         self.output_dir = self.folder.path if self.folder else output_dir
+        tokens = self.folder.temporary_tokens if self.folder else ()
         if self.folder:  # the folder is locked: no other run is writing there
-            remove_stale_temporaries(self.output_dir)
+            remove_stale_temporaries(self.output_dir, tokens)
         self.run_config = run_config
         self.max_steps = max_steps
         self.checkpoint_every = checkpoint_every
@@ -85,6 +86,7 @@ class PeriodicTraining:
         self.checkpoint = StepCheckpoint(
             self.path(CHECKPOINT_DIR), run_config, checkpoint_every, max_steps
         )
+        self.checkpoint.temporary_tokens = tokens
         self.timer = FitTimer()
         self.initial_step = 0
         self.started = time.perf_counter()
@@ -301,6 +303,7 @@ def _adopt_earlier_run(output_dir: str, command: str, run_config: dict, entries)
     names = [name for name in names if not atomic_write.is_temporary_name(name)]
     if saved != ours or not all(n in entries or n.endswith(".model") for n in names):
         return
-    manifest = {"command": command, "arguments": ours, "inputs": {}, "created": None,
-                "updated": None, "files": sorted(names)}  # fmt: skip
+    adopted = "before manifests (adopted)"  # a str, as a manifest's `created` must be
+    manifest = {"command": command, "arguments": ours, "inputs": {}, "created": adopted,
+                "updated": adopted, "files": sorted(names)}  # fmt: skip
     atomic_write.write_json(os.path.join(output_dir, MANIFEST), manifest)

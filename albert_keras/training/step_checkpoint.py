@@ -65,6 +65,9 @@ class StepCheckpoint(keras.callbacks.Callback):
         self.state_path = os.path.join(directory, STATE_FILE)
         self.history = []
         self._loaded = None  # (state, arrays) read by `saved_state`, used by `restore`
+        # The output folder's recorded temporary tokens (set by `PeriodicTraining`): the stale
+        # temporaries of its killed runs are removed; with none known, none is.
+        self.temporary_tokens: tuple[str, ...] = ()
 
     def saved_state(self) -> dict | None:
         """The state of the newest readable checkpoint, or `None`; refuses another run's.
@@ -73,7 +76,7 @@ class StepCheckpoint(keras.callbacks.Callback):
         before the step to resume from is decided.
         """
         if self._loaded is None:
-            remove_stale_temporaries(self.directory)
+            remove_stale_temporaries(self.directory, self.temporary_tokens)
             self._loaded = self._load_newest()
         if self._loaded is None:
             return None
@@ -172,26 +175,31 @@ class StepCheckpoint(keras.callbacks.Callback):
                 os.remove(os.path.join(self.directory, old))
 
 
-def remove_stale_temporaries(folder: str) -> list[str]:
+def remove_stale_temporaries(folder: str, tokens=()) -> list[str]:
     """Removes the atomic writer's temporaries in `folder` whose writer is no longer running.
 
-    A `kill -9` in the middle of a save leaves its `.ckpt-N.tmp-PID.npz` (or `.model.tmp-PID
-    .keras`) behind; its PID names the writer, so one whose process is gone is garbage. Those of
-    a live process (another run, or this one) are left alone.
+    A `kill -9` in the middle of a save leaves its `.ckpt-N.tmp-PID-TOKEN.npz` (or
+    `.model.tmp-PID-TOKEN.keras`) behind. Only a temporary whose token one of our runs drew and
+    recorded (`tokens`: the output folder's manifest keeps them) is ours; its PID names the
+    writer, so one whose process is gone is garbage. A name that merely looks like one (a
+    user's `.notes.tmp-123.txt`) is never touched, nor a live process's.
 
     Args:
         folder: str. The folder to clean (missing: nothing to do).
+        tokens: the tokens recorded by the folder's runs (`OutputFolder.temporary_tokens`).
 
     Returns:
         The names removed.
 
     Example:
     >>> import tempfile
-    >>> folder = tempfile.mkdtemp()
+    >>> from albert_keras_contracts.atomic_write import process_token
+    >>> folder, token = tempfile.mkdtemp(), process_token()
     >>> for pid in (os.getpid(), 2**22 + 1):  # this process, and one above Linux's PID limit
-    ...     _ = open(os.path.join(folder, f".ckpt-5.tmp-{pid}.npz"), "w").write("half")
-    >>> remove_stale_temporaries(folder)
-    ['.ckpt-5.tmp-4194305.npz']
+    ...     _ = open(os.path.join(folder, f".ckpt-5.tmp-{pid}-{token}.npz"), "w").write("half")
+    >>> _ = open(os.path.join(folder, ".notes.tmp-4194305.txt"), "w").write("a user's")
+    >>> remove_stale_temporaries(folder, [token]) == [f".ckpt-5.tmp-4194305-{token}.npz"]
+    True
     """
     try:
         names = sorted(os.listdir(folder))
@@ -199,8 +207,8 @@ def remove_stale_temporaries(folder: str) -> list[str]:
         return []
     removed = []
     for name in names:
-        match = _TEMPORARY_PID.fullmatch(name)
-        if match and atomic_write.is_temporary_name(name) and not _running(int(match.group(1))):
+        pid = atomic_write.temporary_writer(name, tokens)
+        if pid is not None and not _running(pid):
             try:
                 os.remove(os.path.join(folder, name))
             except IsADirectoryError:
@@ -225,7 +233,6 @@ def _running(pid: int) -> bool:
     return True
 
 
-_TEMPORARY_PID = re.compile(r"\..*\.tmp-([0-9]+)(?:\.[^.]*)?")
 _CHECKPOINT_FILE = re.compile(r"ckpt-(\d+)\.(?:npz|json)")
 
 

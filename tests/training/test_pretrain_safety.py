@@ -17,6 +17,7 @@ from synthetic_records import SEQ_LENGTH
 
 from albert_keras.jobs import pretrain
 from albert_keras_cli.main import main
+from albert_keras_contracts.atomic_write import process_token
 
 TINY = {"vocabulary_size": 100, "num_layers": 1, "num_heads": 2, "embedding_dim": 16,
         "hidden_dim": 16, "intermediate_dim": 32, "max_sequence_length": SEQ_LENGTH}  # fmt: skip
@@ -126,11 +127,14 @@ def test_stale_temporaries_are_removed_and_an_earlier_run_without_manifest_resum
     dead_pid = int(dead.stdout)
     live = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     try:
-        # What `kill -9` in the middle of a save leaves (15 MB each for albert_base).
-        stale = [out / "checkpoints" / f".ckpt-3.tmp-{dead_pid}.npz",
-                 out / f".model.tmp-{dead_pid}.keras"]  # fmt: skip
-        running = out / "checkpoints" / f".ckpt-3.tmp-{live.pid}.npz"
-        for path in [*stale, running]:
+        # What `kill -9` in the middle of a save leaves (15 MB each for albert_base), with the
+        # token this (in-process) run records; a user's look-alike carries none and stays.
+        token = process_token()
+        stale = [out / "checkpoints" / f".ckpt-3.tmp-{dead_pid}-{token}.npz",
+                 out / f".model.tmp-{dead_pid}-{token}.keras"]  # fmt: skip
+        running = out / "checkpoints" / f".ckpt-3.tmp-{live.pid}-{token}.npz"
+        users = out / "checkpoints" / f".notes.tmp-{dead_pid}.txt"
+        for path in [*stale, running, users]:
             path.write_bytes(b"half a checkpoint")
         again = pretrain(**arguments)
         assert again["steps"]["resumed_from"] == 2  # the resume is unchanged
@@ -140,6 +144,7 @@ def test_stale_temporaries_are_removed_and_an_earlier_run_without_manifest_resum
         ]  # fmt: skip
         assert not any(path.exists() for path in stale)
         assert running.exists()  # a live writer's file is not ours to remove
+        assert users.exists()  # nor a user's file named like a temporary
     finally:
         live.kill()
         live.wait()

@@ -112,22 +112,28 @@ def test_a_checkpoint_of_another_run_is_still_refused(saved):
 
 
 def test_a_kill_9_in_a_save_leaves_temporaries_the_next_run_removes(saved):
-    """`kill -9` during `np.savez` left `.ckpt-N.tmp-PID.npz` (15 MB for albert_base) for ever."""
+    """`kill -9` during `np.savez` left `.ckpt-N.tmp-PID.npz` (15 MB for albert_base) for ever.
+    Only temporaries carrying a recorded token are ours: a user's look-alike stays."""
     folder, weights = saved
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
                           capture_output=True, text=True, check=True)  # fmt: skip
-    stale = [f".ckpt-8.tmp-{int(dead.stdout)}.npz", f".ckpt-8.tmp-{int(dead.stdout)}.json",
-             f".checkpoint.tmp-{int(dead.stdout)}.json"]  # fmt: skip
-    mine = f".ckpt-8.tmp-{os.getpid()}.npz"  # a live writer's (this process): kept
-    for name in [*stale, mine]:
+    pid, token = int(dead.stdout), "0123456789abcdef"
+    stale = [f".ckpt-8.tmp-{pid}-{token}.npz", f".ckpt-8.tmp-{pid}-{token}.json",
+             f".checkpoint.tmp-{pid}-{token}.json"]  # fmt: skip
+    mine = f".ckpt-8.tmp-{os.getpid()}-{token}.npz"  # a live writer's (this process): kept
+    users = [f".ckpt-8.tmp-{pid}.npz", f".notes.tmp-{pid}-fedcba9876543210.txt"]  # kept
+    for name in [*stale, mine, *users]:
         (folder / name).write_bytes(b"half")
-    step, _, variables = _restore(folder)
+    model = _model()
+    checkpoint = StepCheckpoint(str(folder), RUN, 2, 6)
+    checkpoint.temporary_tokens = (token,)
+    step, _ = checkpoint.restore(model)
     assert step == 6  # the resume is exact as before
-    for got, want in zip(variables, weights[6]):
+    for got, want in zip([v.numpy() for v in model.variables], weights[6]):
         np.testing.assert_array_equal(got, want)
-    assert sorted(os.listdir(folder)) == [
-        mine, "checkpoint.json", "ckpt-4.json", "ckpt-4.npz", "ckpt-6.json", "ckpt-6.npz",
-    ]  # fmt: skip
+    assert sorted(os.listdir(folder)) == sorted([
+        mine, *users, "checkpoint.json", "ckpt-4.json", "ckpt-4.npz", "ckpt-6.json", "ckpt-6.npz",
+    ])  # fmt: skip
 
 
 def test_a_full_disk_is_one_line_and_the_last_checkpoint_stays(saved, monkeypatch):
