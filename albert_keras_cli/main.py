@@ -1,5 +1,6 @@
 """The `albert-keras` command, a thin shell over the jobs: `pretrain`, `finetune-glue`,
-`finetune-squad`, `distill`, `study`, `convert`, `export`, `predict`, `demo`.
+`finetune-squad`, `finetune-tokens`, `finetune-choice`, `distill`, `study`, `convert`,
+`export`, `predict`, `demo`.
 
 Each subcommand has a module with `add_arguments(parser)` and `run(args) -> int`. Only the chosen
 subcommand's module is imported, and those here import no TensorFlow until `run`, so `--help`,
@@ -26,6 +27,14 @@ SUBCOMMANDS = {
     "pretrain": ("albert_keras_cli.pretrain", "Pretrain on TFRecord shards."),
     "finetune-glue": ("albert_keras_cli.finetune_glue", "Fine-tune and evaluate on a GLUE task."),
     "finetune-squad": ("albert_keras_cli.finetune_squad", "Fine-tune and evaluate on SQuAD."),
+    "finetune-tokens": (
+        "albert_keras_cli.finetune_tokens",
+        "Fine-tune a word tagger (NER, POS) on CoNLL-style files.",
+    ),
+    "finetune-choice": (
+        "albert_keras_cli.finetune_choice",
+        "Fine-tune multiple choice on RACE-style JSON or SWAG-style CSV.",
+    ),
     "distill": ("albert_keras_cli.distill", "Distil a pretrained ALBERT into a smaller student."),
     "convert": ("albert_keras_cli.convert", "Import or export checkpoints."),
     "demo": ("albert_keras_cli.demo", "Run the whole chain on an embedded corpus."),

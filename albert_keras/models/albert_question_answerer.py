@@ -7,6 +7,7 @@ from albert_keras.layers.factorized_embedding import albert_initializer
 from albert_keras.layers.validation import check_positive, check_rate
 from albert_keras.models.albert_task import AlbertTask
 from albert_keras.models.squad_span_loss import SquadSpanLoss
+from albert_keras.models.unused_pooler import UnusedPooler
 from albert_keras.preset_registry import get_preset_loader
 
 HEADS = ("simple", "v2")
@@ -14,7 +15,7 @@ _BACKBONE_INPUTS = ("token_ids", "segment_ids", "padding_mask")
 
 
 @keras.saving.register_keras_serializable(package="albert_keras")
-class AlbertQuestionAnswerer(AlbertTask, keras.Model):
+class AlbertQuestionAnswerer(UnusedPooler, AlbertTask, keras.Model):
     """Extractive question answering (SQuAD) on an `AlbertBackbone`.
 
     Two heads, as the two official scripts:
@@ -158,39 +159,6 @@ class AlbertQuestionAnswerer(AlbertTask, keras.Model):
         # outputs; none (prediction data): the beam.
         start_positions = inputs.get("start_positions")
         return self.v2_head(sequence, inputs["p_mask"], start_positions, training=training)
-
-    # === The pooler, outside the trainable set ===
-    # The span heads read the sequence output only, so the backbone's pooler gets no gradient:
-    # Keras warned "Gradients do not exist for variables ['pooler/kernel', 'pooler/bias']" in
-    # every run and kept optimizer slots for it. The official run_squad's optimizer skips it
-    # likewise (its gradient is None). Listed here as non-trainable, it keeps its loaded values;
-    # the backbone is not changed (its pooler stays trainable for a classifier built on it).
-
-    def _unused_weight_ids(self) -> set:
-        pooler = getattr(getattr(self, "backbone", None), "pooler", None)
-        return {id(weight) for weight in pooler.weights} if pooler is not None else set()
-
-    @property
-    def trainable_weights(self):
-        unused = self._unused_weight_ids()
-        return [w for w in super().trainable_weights if id(w) not in unused]
-
-    @property
-    def trainable_variables(self):
-        unused = self._unused_weight_ids()
-        return [v for v in super().trainable_variables if id(v) not in unused]
-
-    @property
-    def non_trainable_weights(self):
-        unused = self._unused_weight_ids()
-        moved = [w for w in super().trainable_weights if id(w) in unused]
-        return super().non_trainable_weights + moved
-
-    @property
-    def non_trainable_variables(self):
-        unused = self._unused_weight_ids()
-        moved = [v for v in super().trainable_variables if id(v) in unused]
-        return super().non_trainable_variables + moved
 
     def compile(self, optimizer="auto", loss="auto", metrics=None, **kwargs):
         """`keras.Model.compile` with the official defaults.

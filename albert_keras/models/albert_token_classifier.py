@@ -6,19 +6,21 @@ import numpy as np
 from albert_keras.layers.factorized_embedding import albert_initializer
 from albert_keras.layers.validation import check_positive, check_rate
 from albert_keras.models.albert_task import AlbertTask
+from albert_keras.models.unused_pooler import UnusedPooler
 from albert_keras.preprocessing.word_pieces import IGNORED_LABEL, encode_words, split_words
 from albert_keras.preset_registry import get_preset_loader
 
 
 @keras.saving.register_keras_serializable(package="albert_keras")
-class AlbertTokenClassifier(AlbertTask, keras.Model):
+class AlbertTokenClassifier(UnusedPooler, AlbertTask, keras.Model):
     """Dropout on the sequence output, then Dense(num_classes): logits (batch, time, classes).
 
     Hugging Face's `AlbertForTokenClassification` head (named `classifier` there,
     `token_logits` here), for named entities, part-of-speech tags and other per-word labels.
     Its inputs are the backbone's; the head runs in float32. Trained on each word's first
     piece (`albert_keras.preprocessing.word_pieces`): labels equal to `IGNORED_LABEL` (-100,
-    HF's) are left out of the loss.
+    HF's) are left out of the loss. The backbone's pooler, which the head does not read (HF's
+    model has none), is left out of the trainable weights (`UnusedPooler`).
 
     With a `preprocessor` (its tokenizer and `sequence_length` are used) and `labels`,
     `predict` on raw strings answers per word: `[{"word", "tag", "start", "end"}, ...]` per
@@ -113,7 +115,7 @@ class AlbertTokenClassifier(AlbertTask, keras.Model):
         super().compile(optimizer=optimizer, loss=loss, metrics=metrics, **kwargs)
 
     def _takes_text(self, x) -> bool:
-        return False  # text is tagged by `predict` itself: see `tag_words`
+        return False  # text is tagged by `predict` itself: see `tag_text`
 
     def predict(self, x, batch_size=None, **kwargs):
         """Keras's `predict` on token ids; on raw strings, `tag_text(x)`."""

@@ -28,11 +28,12 @@ class TaggedSentences:
         return len(self.words)
 
 
-def read_conll(path: str | pathlib.Path) -> TaggedSentences:
+def read_conll(path: str | pathlib.Path, tags_required: bool = True) -> TaggedSentences:
     """Reads a CoNLL-style file (CoNLL-2003 NER, Universal Dependencies-like POS lists, ...).
 
     Each non-blank line holds a word and, in its last whitespace-separated column, the word's
-    tag (CoNLL-2003's middle columns, part-of-speech and chunk tags, are skipped); blank lines
+    tag (with `tags_required=False`, a file to predict, a line may hold the word alone: its tag
+    is None) (CoNLL-2003's middle columns, part-of-speech and chunk tags, are skipped); blank lines
     end sentences; `-DOCSTART-` lines (CoNLL-2003's document breaks) are skipped.
 
     Raises:
@@ -63,13 +64,13 @@ def read_conll(path: str | pathlib.Path) -> TaggedSentences:
                 fields = line.split()
                 if not fields or fields[0] == DOCSTART:
                     end_sentence()
-                elif len(fields) < 2:
+                elif len(fields) < 2 and tags_required:
                     raise ValueError(
                         f"{path}:{number}: {line.strip()!r} has no tag (expected 'WORD ... TAG')"
                     )
                 else:
                     words.append(fields[0])
-                    tags.append(fields[-1])
+                    tags.append(fields[-1] if len(fields) > 1 else None)
                     lines.append(number)
         except UnicodeDecodeError as error:
             raise ValueError(f"{path}: not UTF-8 text ({error.reason})") from None
