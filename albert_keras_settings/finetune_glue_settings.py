@@ -150,10 +150,10 @@ class FinetuneGlueSettings:
             if self.validation_file is None:
                 raise ValueError("--train_file needs --validation_file (the labelled file scored)")
             return
-        if self.task is None:
-            raise ValueError("--task (a GLUE task) or --train_file (your own data) is required")
         given = [name for name in USER_FILE_FLAGS if getattr(self, name) is not None]
         if given:
             raise ValueError(f"--{given[0]} needs --train_file")
+        if self.task is None:
+            raise ValueError("--task (a GLUE task) or --train_file (your own data) is required")
         if self.source == "tsv" and not self.glue_dir:
             raise ValueError("--glue_dir is required with --source tsv")

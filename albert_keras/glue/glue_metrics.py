@@ -13,6 +13,8 @@ _METRICS = {
     "accuracy": lambda y, p: sk_metrics.accuracy_score(y, p),
     # GLUE's F1 is the positive class's (MRPC "1" = paraphrase, QQP "1" = duplicate).
     "f1": lambda y, p: sk_metrics.f1_score(y, p, pos_label=1, average="binary", zero_division=0),
+    # The user's own classification files (`user_files`): every class weighs the same.
+    "macro_f1": lambda y, p: sk_metrics.f1_score(y, p, average="macro", zero_division=0),
     "matthews_corrcoef": lambda y, p: sk_metrics.matthews_corrcoef(y, p),
     "pearson": lambda y, p: stats.pearsonr(p, y).statistic,
     "spearman": lambda y, p: stats.spearmanr(p, y).statistic,

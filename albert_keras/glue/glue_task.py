@@ -123,5 +123,7 @@ class GlueTask:
         """Predictions as the strings GLUE's server expects in the `prediction` column."""
         if self.is_regression:
             # GLUE's STS-B scores lie in [0, 5]; a regression head can step outside.
-            return [f"{value:.3f}" for value in np.clip(predictions, *self.score_range)]
+            if self.score_range is not None:
+                predictions = np.clip(predictions, *self.score_range)
+            return [f"{value:.3f}" for value in predictions]
         return [self.labels[int(i)] for i in predictions]

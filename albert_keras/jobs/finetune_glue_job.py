@@ -38,6 +38,7 @@ from albert_keras.glue.glue_tasks import get_glue_task
 from albert_keras.glue.submission import write_submission
 from albert_keras.glue.tfds_reader import read_glue_tfds
 from albert_keras.glue.tsv_reader import read_glue_tsv
+from albert_keras.glue.user_files import read_user_file, user_task
 from albert_keras.jobs.job_run import JobRun
 from albert_keras.models import AlbertClassifier
 from albert_keras.optimizers import AdamWeightDecay, WarmupLinearDecay
@@ -113,10 +114,13 @@ class _FinetuneGlue(JobRun):
     def read_inputs(self) -> dict:
         """The task's splits, the backbone (loaded in the strategy) and its encoder."""
         s = self.settings
-        self.task = task = _trainable_task(s.task)
+        if s.train_file is not None:  # the user's own files, their labels found in train_file
+            self.task, self.read = _user_files(s)
+        else:
+            self.task, self.read = _trainable_task(s.task), _reader(s.source, s.glue_dir)
+        task = self.task
         check_outside("--model", s.init_from, s.output_dir)
         self.hyperparameters = hyperparameters = _hyperparameters(task, s)
-        self.read = _reader(s.source, s.glue_dir)
         self.train = self.read(task, "train")
         self.devs = {split: self.read(task, split) for split in task.dev_splits}
         self.check_replicas(hyperparameters["batch_size"])
@@ -126,14 +130,23 @@ class _FinetuneGlue(JobRun):
         self.spm_path = spm_path = find_spm_model(s.init_from, s.spm_model)
         self.encoder = GlueEncoder(spm_path, hyperparameters["max_seq_length"])
         _check_compatible(self.backbone, self.encoder, hyperparameters["max_seq_length"], spm_path)
+        if s.train_file is not None:
+            data = {"files": {split: layout.file for split, layout in task.splits.items()},
+                    "text_column": s.text_column, "text_pair_column": s.text_pair_column,
+                    "label_column": s.label_column, "task_type": s.task_type,
+                    "labels": _labels(task)}  # fmt: skip
+        else:
+            data = {"source": s.source, "glue_dir": None if s.glue_dir is None else str(s.glue_dir)}
         return {"task": task.name, "model": self.model_name, "spm_model": str(spm_path),
-                "source": s.source, "glue_dir": None if s.glue_dir is None else str(s.glue_dir),
-                **hyperparameters}  # fmt: skip
+                **data, **hyperparameters}  # fmt: skip
 
     def build(self, folder):
         jit_compile = JIT_COMPILE[self.settings.jit_compile]
+        # The user's labels go into the model (predict and export answer with them); GLUE's
+        # models keep answering with class ids, as they always have.
+        label_names = self.task.labels if self.settings.train_file is not None else None
         return _compiled_classifier(
-            self.backbone, self.task, self.encoder, self.hyperparameters, jit_compile
+            self.backbone, self.task, self.encoder, self.hyperparameters, jit_compile, label_names
         )
 
     def fit(self, model) -> None:
@@ -169,6 +182,8 @@ class _FinetuneGlue(JobRun):
             "model": self.model_name,
             "spm_model": str(self.spm_path),
             "train_examples": len(self.train),
+            # The user's files' labels, as class ids 0, 1, ... (GLUE's tasks: their own lists).
+            **({"labels": _labels(self.task)} if self.settings.train_file is not None else {}),
             "distribution": strategies.describe(self.distribution),
             "wall_seconds": round(time.time() - self.started, 1),
         }
@@ -194,7 +209,7 @@ def _load_backbone(s: FinetuneGlueSettings, precision: str, note) -> tuple:
     return in_precision(backbone, precision), model_name
 
 
-def _compiled_classifier(backbone, task, encoder, hyperparameters, jit_compile):
+def _compiled_classifier(backbone, task, encoder, hyperparameters, jit_compile, label_names=None):
     """The task's `AlbertClassifier` over `backbone`, compiled with the official optimizer."""
     # The encoder's own preprocessor: saved in model.keras (vocabulary and the trained sequence
     # length), so the model predicts on strings and exports with no extra flag.
@@ -203,6 +218,7 @@ def _compiled_classifier(backbone, task, encoder, hyperparameters, jit_compile):
         num_classes=task.num_classes,
         dropout=hyperparameters["classifier_dropout"],
         preprocessor=encoder.preprocessor,
+        label_names=label_names,
     )
     schedule = WarmupLinearDecay(
         hyperparameters["learning_rate"],
@@ -344,6 +360,34 @@ def _reader(source: str, glue_dir):
     return lambda task, split: read_glue_tsv(glue_dir, task, split)
 
 
+def _user_files(s: FinetuneGlueSettings):
+    """`(task, read)` for `--train_file`: the task of the user's files (its labels discovered in
+    the training file, read here once) and `read(task, split)` of its files; one without a
+    file (no `--test_file`) is a FileNotFoundError, as a GLUE folder without test files."""
+    columns = {"text_column": s.text_column, "text_pair_column": s.text_pair_column,
+               "task_type": s.task_type}  # fmt: skip
+    train = read_user_file(s.train_file, label_column=s.label_column, split="train", **columns)
+    files = {"train": s.train_file, "dev": s.validation_file}
+    if s.test_file is not None:
+        files["test"] = s.test_file
+    task = user_task(
+        train.label_names, files=files, text_column=s.text_column,
+        text_pair_column=s.text_pair_column, label_column=s.label_column,
+        train_examples=len(train),
+    )  # fmt: skip
+
+    def read(task, split):
+        if split == "train":
+            return train
+        if split not in files:
+            raise FileNotFoundError(f"no --{split}_file given")
+        label_column = None if split == "test" else s.label_column
+        return read_user_file(files[split], label_column=label_column, label_names=task.labels,
+                              split=split, **columns)  # fmt: skip
+
+    return task, read
+
+
 def _test_splits(task: GlueTask):
     """(split, submission stem, task) for each test file to predict, AX included for MNLI."""
     for split, stem in task.test_splits.items():
@@ -366,6 +410,10 @@ def _check_compatible(backbone, encoder: GlueEncoder, max_seq_length: int, spm_p
             f"--max_seq_length {max_seq_length} exceeds the model's "
             f"{config['max_sequence_length']} positions"
         )
+
+
+def _labels(task: GlueTask) -> list[str] | None:
+    return None if task.labels is None else list(task.labels)
 
 
 def _finite(value: float) -> float:

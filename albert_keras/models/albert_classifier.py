@@ -26,6 +26,8 @@ class AlbertClassifier(AlbertTask, keras.Model):
         num_classes: int. The number of classes; 1 for regression.
         dropout: float. Dropout rate on the pooled output (0.1 as the official `run_classifier`).
         preprocessor: `AlbertPreprocessor` or None. Turns raw text into the backbone's inputs.
+        label_names: tuple of str or None. The name of each class id (saved with the model:
+            `predict` and the exported SavedModel answer with them); `None`: ids only.
         **kwargs: passed to `keras.Model` (e.g. `name`).
 
     Example:
@@ -44,9 +46,15 @@ class AlbertClassifier(AlbertTask, keras.Model):
     nested_objects = ("backbone", "preprocessor")
     default_learning_rate = 2e-5
 
-    def __init__(self, backbone, num_classes=2, dropout=0.1, preprocessor=None, **kwargs):
+    def __init__(
+        self, backbone, num_classes=2, dropout=0.1, preprocessor=None, label_names=None, **kwargs
+    ):
         check_positive(num_classes=num_classes)
         check_rate("dropout", dropout)
+        if label_names is not None and len(label_names) != num_classes:
+            raise ValueError(
+                f"{len(label_names)} label_names for num_classes={num_classes}: give one a class"
+            )
 
         # === Layers ===
         self.backbone = backbone
@@ -69,6 +77,7 @@ class AlbertClassifier(AlbertTask, keras.Model):
         self.num_classes = num_classes
         self.dropout = dropout
         self.preprocessor = preprocessor
+        self.label_names = None if label_names is None else tuple(str(n) for n in label_names)
 
     @classmethod
     def from_preset(cls, preset: str, num_classes: int = 2, **kwargs) -> "AlbertClassifier":
@@ -121,4 +130,6 @@ class AlbertClassifier(AlbertTask, keras.Model):
     def get_config(self):
         config = super().get_config()
         config.update({"num_classes": self.num_classes, "dropout": self.dropout})
+        if self.label_names is not None:  # (absent: a config as before label names)
+            config["label_names"] = list(self.label_names)
         return config

@@ -43,7 +43,8 @@ def export_saved_model(
     - `tokenize(text)`: the packed `token_ids`, `segment_ids`, `padding_mask` (to check what
       the model sees).
     The classifying ones return `probabilities` (batch, classes), the softmax of the logits,
-    or, for a regression model (`num_classes == 1`), `score` (batch,). They run the model at
+    or, for a regression model (`num_classes == 1`), `score` (batch,); a model with
+    `label_names` also returns `label` (batch,), the most probable class's name. They run the model at
     the texts' own lengths, not the padded one (`length_groups`: the same outputs up to float
     round-off, less work for short texts). `assets.extra/tf_serving_warmup_requests` holds a
     request for every (rows, width) shape they can run (`warmup_requests`): TF Serving replays
@@ -96,6 +97,8 @@ def export_saved_model(
 
     write_archive(archive, output_dir, arguments, overwrite=overwrite, extras=add_warmup_requests)
     output = ["score"] if num_classes == 1 else ["probabilities"]
+    if num_classes > 1 and getattr(model, "label_names", None) is not None:
+        output.append("label")
     return {
         "serving_default": output,
         "pairs": output,
@@ -121,6 +124,7 @@ def _archive(model, preprocessor, num_classes: int) -> keras.export.ExportArchiv
     """The endpoints over raw text: `serving_default` (one text), `pairs` and `tokenize`."""
 
     logits_of = classifier_logits(model)
+    names = getattr(model, "label_names", None)
 
     def outputs(inputs):
         # The padded inputs `tokenize` returns, computed at the texts' own lengths: equal
@@ -128,7 +132,11 @@ def _archive(model, preprocessor, num_classes: int) -> keras.export.ExportArchiv
         logits = logits_by_length(logits_of, inputs, num_classes)
         if num_classes == 1:
             return {"score": logits[:, 0]}
-        return {"probabilities": tf.nn.softmax(logits, axis=-1)}
+        probabilities = tf.nn.softmax(logits, axis=-1)
+        if names is None:
+            return {"probabilities": probabilities}
+        label = tf.gather(tf.constant(names), tf.argmax(probabilities, axis=-1))
+        return {"probabilities": probabilities, "label": label}
 
     def classify(text):
         return outputs(preprocessor(text))

@@ -65,7 +65,9 @@ def predict_texts(
     Returns:
         list of dicts: `{"label": class id, "probabilities": [...]}` (the softmax of the
         logits, as the exported SavedModel's `probabilities`), or `{"score": x}` for a
-        regression model.
+        regression model. A model saved with `label_names` (fine-tuned on your own files)
+        answers `{"label": name, "class_id": id, "probabilities": [...]}`, the probabilities
+        in `label_names`' order.
 
     Example:
     >>> from albert_keras.models import AlbertClassifier
@@ -87,6 +89,12 @@ def predict_texts(
         return [{"score": float(row[0])} for row in logits]
     shifted = np.exp(logits - logits.max(axis=-1, keepdims=True))
     probabilities = shifted / shifted.sum(axis=-1, keepdims=True)
+    names = getattr(model, "label_names", None)
+    if names is not None:
+        return [
+            {"label": names[i], "class_id": i, "probabilities": [float(p) for p in row]}
+            for i, row in zip(probabilities.argmax(axis=-1).tolist(), probabilities)
+        ]
     return [
         {"label": int(row.argmax()), "probabilities": [float(p) for p in row]}
         for row in probabilities

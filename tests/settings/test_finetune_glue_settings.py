@@ -23,13 +23,21 @@ PRECISIONS = ("auto", "float32", "mixed_bfloat16", "mixed_float16")
 
 # The flags before #31 (dest, flag names, default, choices, required, type), read off the
 # hand-written parser; the changes: `--model` is an alias of `--init_from` (pretrain's and
-# distill's name), and `--strategy` is new, as pretrain has it.
+# distill's name), and `--strategy` is new, as pretrain has it; #45: `--task` is optional with
+# the user's own files (`--train_file` ... `--task_type`).
 TODAY = [
-    ("task", ("--task",), None, None, True, str),
+    ("task", ("--task",), None, None, False, str),
     ("glue_dir", ("--glue_dir",), None, None, False, str),
     ("init_from", ("--init_from", "--model"), None, None, True, str),
     ("output_dir", ("--output_dir",), None, None, True, str),
     ("overwrite", ("--overwrite",), False, None, False, None),
+    ("train_file", ("--train_file",), None, None, False, str),
+    ("validation_file", ("--validation_file",), None, None, False, str),
+    ("test_file", ("--test_file",), None, None, False, str),
+    ("text_column", ("--text_column",), "text", None, False, str),
+    ("text_pair_column", ("--text_pair_column",), None, None, False, str),
+    ("label_column", ("--label_column",), "label", None, False, str),
+    ("task_type", ("--task_type",), "classification", ("classification", "regression"), False, str),
     ("spm_model", ("--spm_model",), None, None, False, str),
     ("source", ("--source",), "tsv", ("tsv", "tfds"), False, str),
     ("max_steps", ("--max_steps",), None, None, False, int),
