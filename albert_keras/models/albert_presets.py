@@ -1,4 +1,5 @@
-"""Architecture presets: the official ALBERT v2 configs and the paper's BERT baselines.
+"""Architecture presets: the official ALBERT v2 configs, the paper's BERT baselines and a tiny
+ALBERT for trying things on a CPU.
 
 Configs only (no weights). Every preset uses the ALBERT release's 30,000-token SentencePiece
 vocabulary: the paper's BERT baselines (Table 1, BERT-base 108M parameters) were trained on the
@@ -45,6 +46,9 @@ BACKBONE_PRESETS = {
     "albert_large": _preset(_ALBERT, layers=24, hidden=1024, heads=16),
     "albert_xlarge": _preset(_ALBERT, layers=24, hidden=2048, heads=16),
     "albert_xxlarge": _preset(_ALBERT, layers=12, hidden=4096, heads=64),
+    # Not an official config: for trying the workflow on a laptop's CPU in minutes (the demo's
+    # model, L2 H128 E64; 2,176,128 parameters at V30000, 512,128 with a 4,000-piece vocabulary).
+    "albert_tiny": _preset(_ALBERT, layers=2, hidden=128, heads=2, embedding=64),
     # BERT as the paper's baseline: E == H (no projection), nothing shared, dropout 0.1.
     "bert_base": _preset(_BERT, layers=12, hidden=768, heads=12, embedding=768),
     "bert_large": _preset(_BERT, layers=24, hidden=1024, heads=16, embedding=1024),

@@ -48,6 +48,14 @@ def test_bert_presets_match_formula_and_paper(preset, paper_millions):
     assert round(count / 1e6) in (paper_millions, paper_millions + 1)  # paper's Table 1 (108M/334M)
 
 
+def test_the_tiny_preset_is_the_demo_s_model():
+    config = ak.AlbertBackbone.presets["albert_tiny"]
+    shape = [config[k] for k in ("num_layers", "hidden_dim", "embedding_dim", "num_heads")]
+    assert shape == [2, 128, 64, 2] and config["sharing"] == "all"
+    assert _count_without_allocating("albert_tiny") == 2_176_128
+    assert _expected_params(30000, 64, 128, 512, 2, 1, 1, "all") == 2_176_128
+
+
 @pytest.mark.parametrize("sharing", ["all", "attention", "ffn", "none"])
 def test_parameter_count_of_each_sharing_mode(tiny_config, sharing):
     backbone = ak.AlbertBackbone(
