@@ -4,7 +4,7 @@ PYTHON ?= python3
 PY := $(VENV)/bin/python
 PYTEST_ARGS ?=
 
-.PHONY: install install-hf test test-all demo lint clean
+.PHONY: install install-hf test test-all test-cov demo lint clean
 
 install: $(VENV)/.installed
 
@@ -20,12 +20,22 @@ TORCH_WHEELS ?= /opt/wheels
 install-hf: install
 	$(PY) -m pip install -q --find-links $(TORCH_WHEELS) "torch==2.13.0+cpu" transformers
 
-# The whole suite except tests marked slow; 12-15 minutes on 2 cores.
+# The whole suite except tests marked slow; 12-15 minutes on 2 cores. No ../shared needed: real
+# data comes from tests/data (PROVENANCE.md in each folder) or is written at test time.
+# PYTEST_ARGS adds pytest flags, e.g. PYTEST_ARGS=--durations=25 for the 25 slowest tests.
 test: install
 	$(PY) -m pytest -q -n 2 -m "not slow" $(PYTEST_ARGS)
 
+# Everything, slow tests included; `make test-all PYTEST_ARGS="-m slow"` runs only what
+# `make test` leaves out (CI runs the two that way: .ci/run).
 test-all: install
 	$(PY) -m pytest -q -n 2 $(PYTEST_ARGS)
+
+# make test's line coverage (coverage.py through pytest-cov), package by package.
+test-cov: install
+	$(PY) -m pytest -q -n 2 -m "not slow" --cov=albert_keras --cov=albert_keras_cli \
+		--cov=albert_keras_contracts --cov=albert_keras_settings --cov=pipelines \
+		--cov-report=term $(PYTEST_ARGS)
 
 # The main job end to end on an embedded corpus (no download): see README.
 demo: install
