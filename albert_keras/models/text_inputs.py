@@ -22,6 +22,10 @@ class TextInputs:
             )
             y = batch_size = None
             kwargs["shuffle"] = False  # done in the dataset (Keras would warn otherwise)
+        elif "shuffle" not in kwargs and _is_dataset(x):
+            # Keras ignores `shuffle` for a dataset and warns, on every fit, about its default
+            # (True): a dataset shuffles itself (ours do, seeded).
+            kwargs["shuffle"] = False
         if validation_data is not None:
             val_x, val_y, val_w = (
                 keras.utils.unpack_x_y_sample_weight(validation_data)
@@ -65,6 +69,12 @@ class TextInputs:
         dataset = dataset.batch(batch_size or 32)
         dataset = dataset.map(self.preprocessor, num_parallel_calls=tf.data.AUTOTUNE)
         return dataset.prefetch(tf.data.AUTOTUNE)
+
+
+def _is_dataset(x) -> bool:
+    import tensorflow as tf
+
+    return isinstance(x, (tf.data.Dataset, keras.utils.PyDataset))
 
 
 def _strings(texts):
