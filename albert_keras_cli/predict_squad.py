@@ -112,6 +112,8 @@ def _score_file(model, args, squad: dict, name: str, settings: dict) -> int:
     examples = squad_examples_from_articles(
         squad["data"], is_training=False, source=name, version=squad.get("version")
     )
+    for line in examples.notes():  # the questions of an empty context: answered "", scored
+        print(line, file=sys.stderr)
     result = score_squad_examples(model, examples, **settings)
     predictions = json.dumps(result["predictions"], indent=2, ensure_ascii=False) + "\n"
     if args.output:

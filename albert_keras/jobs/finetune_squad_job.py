@@ -34,7 +34,7 @@ from albert_keras.optimizers import AdamWeightDecay, WarmupLinearDecay
 from albert_keras.squad.squad_answers import dev_null_threshold as _dev_threshold
 from albert_keras.squad.squad_answers import examples_as_dataset as _articles
 from albert_keras.squad.squad_dataset import squad_dataset
-from albert_keras.squad.squad_examples import read_squad_json
+from albert_keras.squad.squad_examples import check_strict, read_squad_json
 from albert_keras.squad.squad_features import make_squad_features, squad_preprocessor
 from albert_keras.squad.squad_metrics import evaluate_squad
 from albert_keras.squad.squad_predictions import squad_predictions, write_squad_predictions
@@ -165,6 +165,11 @@ def _read_features(s: FinetuneSquadSettings) -> _SquadData:
     a file that gives no question to train on or predict."""
     train, predict = _read(s.version, s.source, s.train_file, s.predict_file, s.tfds_data_dir,
                            s.trains())  # fmt: skip
+    if s.strict:
+        check_strict(train)
+    for examples in (train, predict):  # skipped questions and empty contexts, one line each
+        for line in examples.notes() if examples is not None else ():
+            print(line)
     spm_path = find_spm_model(s.init_from, s.spm_model)
     features = _feature_settings(s)
     predict_features = make_squad_features(predict, spm_path, **features)

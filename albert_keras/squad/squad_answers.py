@@ -242,7 +242,7 @@ def dev_null_threshold(dataset, result: SquadPredictions) -> float:
 
 def examples_as_dataset(examples: SquadExamples) -> dict:
     """The examples as a SQuAD file's dict, for `evaluate_squad` (one paragraph each): only
-    the questions read are scored (a skipped one is not counted as a miss).
+    the questions read are scored (a question of an empty context is read, and answered "").
 
     Args:
         examples: SquadExamples.

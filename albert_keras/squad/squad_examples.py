@@ -39,12 +39,14 @@ class SquadExamples:
         version: str. `"1.1"` or `"2.0"`.
         source: str. The file (or tfds split) read.
         skipped: dict. Reason -> number of questions skipped for it.
+        skipped_ids: dict. Reason -> the ids of the questions skipped for it, in file order.
     """
 
     examples: list[SquadExample]
     version: str
     source: str
     skipped: dict[str, int] = dataclasses.field(default_factory=dict)
+    skipped_ids: dict[str, list[str]] = dataclasses.field(default_factory=dict)
 
     def __len__(self) -> int:
         return len(self.examples)
@@ -55,6 +57,41 @@ class SquadExamples:
     def __getitem__(self, index):
         return self.examples[index]
 
+    def skipped_lines(self, shown: int = 3) -> list[str]:
+        """One line per reason questions were skipped: the file, the count, the reason and the
+        first ids (the official script warns once per question; one line says the same).
+
+        Example:
+        >>> SquadExamples([], "2.0", "train.json", {"answer text not at answer_start": 4},
+        ...               {"answer text not at answer_start": ["a", "b", "c", "d"]}).skipped_lines()
+        ['train.json: skipped 4 question(s): answer text not at answer_start (a, b, c, ...)']
+        """
+        lines = []
+        for reason, count in self.skipped.items():
+            ids = self.skipped_ids.get(reason, [])
+            first = ", ".join(ids[:shown]) + (", ..." if len(ids) > shown else "")
+            lines.append(f"{self.source}: skipped {count} question(s): {reason} ({first})")
+        return lines
+
+    def notes(self, shown: int = 3) -> list[str]:
+        """What a command says of this file before it trains or predicts: `skipped_lines`,
+        and the questions of an empty context (kept: no window, so answered "" and scored as
+        the official evaluation scores them), each in one line.
+
+        Example:
+        >>> SquadExamples([SquadExample("q1", "Why?", "")], "2.0", "dev.json").notes()
+        ['dev.json: 1 question(s) with an empty context, answered "" and scored (q1)']
+        """
+        lines = self.skipped_lines(shown)
+        empty = [e.qas_id for e in self.examples if not e.context_text.strip()]
+        if empty:
+            first = ", ".join(empty[:shown]) + (", ..." if len(empty) > shown else "")
+            lines.append(
+                f'{self.source}: {len(empty)} question(s) with an empty context, answered "" '
+                f"and scored ({first})"
+            )
+        return lines
+
 
 def read_squad_json(
     path: str | os.PathLike, *, is_training: bool, first_answer_only: bool = False
@@ -63,10 +100,14 @@ def read_squad_json(
 
     As the official `read_squad_examples`, a training question keeps its first answer only and
     must have exactly one unless `is_impossible`. Where the official code would crash or train
-    on a wrong span, we skip the question and count why in `skipped` (as BERT's `run_squad.py`
-    skips answers it cannot find): an empty context (`"empty context"`) and, for training, an
-    `answer_start` whose text is not at that offset (`"answer text not at answer_start"`). For
-    prediction the answers are not used, so only empty contexts are skipped.
+    on a wrong span, a training question is skipped and counted in `skipped` (its id in
+    `skipped_ids`; `skipped_lines` says it in one line, as BERT's `run_squad.py` warns "Could
+    not find answer" and skips): an empty context (`"empty context"`) and an `answer_start`
+    whose text is not at that offset, or lies past the context
+    (`"answer text not at answer_start"`). For prediction nothing is skipped: a question of an
+    empty context is kept, to be answered "" and scored as the official evaluation scores a
+    question without a prediction's span (it is still in the file). Question ids must be
+    unique (`predictions.json` is keyed by them).
 
     Args:
         path: str or Path. The JSON file.
@@ -79,8 +120,9 @@ def read_squad_json(
 
     Raises:
         ValueError: one line naming the file: malformed JSON, a missing field (with the
-            question id), a training question with no or several answers or a negative
-            `answer_start`, or an `is_impossible` question in a v1.1 file.
+            question id), a question id given twice, a training question with no or several
+            answers or a negative `answer_start`, or an `is_impossible` question in a v1.1
+            file.
 
     Example:
     >>> dev = read_squad_json("squad-dev.json", is_training=False)  # part of dev-v2.0.json
@@ -124,10 +166,13 @@ def squad_examples_from_articles(
             (v2.0 when any has `is_impossible`).
         first_answer_only: bool. See `read_squad_json`.
     """
-    examples, skipped, any_impossible_key, first_impossible = [], {}, False, None
+    examples, skipped, skipped_ids, any_impossible_key, first_impossible = [], {}, {}, False, None
+    seen = set()
+    declared_v1 = version is not None and str(version).lstrip("v").startswith("1.")
 
-    def skip(reason):
+    def skip(reason, qas_id):
         skipped[reason] = skipped.get(reason, 0) + 1
+        skipped_ids.setdefault(reason, []).append(qas_id)
 
     for article in articles:
         for paragraph in _field(article, "paragraphs", source, "article"):
@@ -135,13 +180,19 @@ def squad_examples_from_articles(
             for qa in _field(paragraph, "qas", source, "paragraph"):
                 qas_id = str(_field(qa, "id", source, "question"))
                 where = f"question {qas_id}"
+                if qas_id in seen:
+                    # Two questions, one key of predictions.json: one would go unscored.
+                    raise ValueError(f"{source}: question id {qas_id!r} appears twice")
+                seen.add(qas_id)
                 question = _field(qa, "question", source, where)
                 answers = qa.get("answers", [])
                 any_impossible_key |= "is_impossible" in qa
                 is_impossible = bool(qa.get("is_impossible", False))
                 first_impossible = first_impossible or (qas_id if is_impossible else None)
-                if not context.strip():
-                    skip("empty context")
+                if is_impossible and declared_v1:
+                    _refuse_v1_impossible(source, qas_id)  # before any message about answers
+                if not context.strip() and is_training:
+                    skip("empty context", qas_id)
                     continue
                 texts = tuple(_field(a, "text", source, where) for a in answers)
                 answer_text, answer_start = "", -1
@@ -161,7 +212,7 @@ def squad_examples_from_articles(
                         )
                     end = answer_start + len(answer_text)
                     if not answer_text or context[answer_start:end] != answer_text:
-                        skip("answer text not at answer_start")
+                        skip("answer text not at answer_start", qas_id)
                         continue
                 examples.append(
                     SquadExample(
@@ -178,12 +229,31 @@ def squad_examples_from_articles(
         version = "2.0" if any_impossible_key else "1.1"
     version = "1.1" if str(version).lstrip("v").startswith("1.") else "2.0"
     if version == "1.1" and first_impossible is not None:
-        # SQuAD 1.1 has no unanswerable question: it would train as one with no answer.
-        raise ValueError(
-            f"{source}: question {first_impossible} has is_impossible: true, but this is a "
-            "SQuAD 1.1 file: give a 2.0 file (and --version 2.0)"
-        )
-    return SquadExamples(examples, version=version, source=source, skipped=skipped)
+        _refuse_v1_impossible(source, first_impossible)
+    return SquadExamples(examples, version, source, skipped, skipped_ids)
+
+
+def check_strict(examples: SquadExamples | None) -> None:
+    """`--strict`: refuses training questions the reader skipped, naming the file, the count,
+    the reason and the first ids (without it they are skipped, said in one line).
+
+    Example:
+    >>> check_strict(SquadExamples([], "2.0", "t.json", {"empty context": 1},
+    ...                            {"empty context": ["q7"]}))
+    Traceback (most recent call last):
+    ValueError: t.json: skipped 1 question(s): empty context (q7); --strict refuses them
+    """
+    lines = examples.skipped_lines() if examples is not None else []
+    if lines:
+        raise ValueError(f"{lines[0]}; --strict refuses them")
+
+
+def _refuse_v1_impossible(source: str, qas_id: str):
+    # SQuAD 1.1 has no unanswerable question: it would train as one with no answer.
+    raise ValueError(
+        f"{source}: question {qas_id} has is_impossible: true, but this is a SQuAD 1.1 file: "
+        "give a 2.0 file (and --version 2.0)"
+    )
 
 
 def _field(record, key: str, source: str, where: str):

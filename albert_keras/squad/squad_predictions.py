@@ -110,6 +110,10 @@ def squad_predictions(
                 null_score = min(null_score, float(start[0] + end[0]))
             candidates += _valid(features, feature, spans, max_answer_length)
         entries = _nbest_entries(features, example, candidates, n_best_size, beam)
+        if example_index not in by_example:
+            # No window (an empty context): nothing to answer from, so "" (the official
+            # evaluation's reading of a question without a prediction), not the "empty" nonce.
+            entries = [("", 0.0, 0.0)]
         totals = np.asarray([s + e for _, s, e in entries], np.float64)
         probabilities = np.exp(totals - totals.max())
         probabilities /= probabilities.sum()

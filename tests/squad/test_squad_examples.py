@@ -40,8 +40,11 @@ def test_bad_answers_and_empty_contexts_are_counted_and_skipped(tmp_path):
     train = read_squad_json(path, is_training=True)
     assert [e.qas_id for e in train] == ["ok", "no"]
     assert train.skipped == {"answer text not at answer_start": 2, "empty context": 1}
-    predict = read_squad_json(path, is_training=False)  # answers unused: only the empty context
-    assert len(predict) == 4 and predict.skipped == {"empty context": 1}
+    assert train.skipped_ids == {"answer text not at answer_start": ["shifted", "beyond"],
+                                 "empty context": ["empty"]}  # fmt: skip
+    # Prediction skips nothing: the empty context's question is scored, answered "" (issue 43).
+    predict = read_squad_json(path, is_training=False)
+    assert len(predict) == 5 and predict.skipped == {}
 
 
 def test_bad_files_get_one_line_errors(tmp_path):

@@ -164,7 +164,8 @@ def test_a_predict_file_with_no_usable_question_is_refused_before_training(
     assert main(argv) == 2
     error = capsys.readouterr().err.strip().splitlines()
     assert len(error) == 1, error
-    assert f"--predict_file {predict}: no usable question (0 read, 0 features" in error[0]
+    # (The question is read, kept to be scored as "", but gives no feature to predict.)
+    assert f"--predict_file {predict}: no usable question (1 read, 0 features" in error[0]
     assert not (tmp_path / "out").exists()  # refused before anything was trained or written
 
 
