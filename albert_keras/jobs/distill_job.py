@@ -110,7 +110,7 @@ class _Distill(JobRun):
         self.training = PeriodicTraining(
             folder, self.run_config, max_steps=s.max_steps, checkpoint_every=s.checkpoint_every
         )
-        self.start_step = self.training.saved_step()
+        self.start_step = self.chief_step(self.training)
         self.train_data = self.inputs.train_data(
             s.batch_size,
             seed=s.seed,
@@ -134,9 +134,13 @@ class _Distill(JobRun):
             s, self.teacher, student, run_config, self.use_xla
         )
         self.eval_before = _eval_before(
-            self.training, distiller, self.eval_data, self.eval_steps, self.start_step
+            self.training,
+            distiller,
+            self.worker_rows(self.eval_data),
+            self.eval_steps,
+            self.start_step,
         )
-        initial_step = self.training.restore(distiller)
+        initial_step = self.restore_from_chief(self.training, distiller)
         if initial_step < s.max_steps:
             print(
                 f"distilling steps {initial_step + 1}..{s.max_steps} on "
@@ -148,10 +152,10 @@ class _Distill(JobRun):
         return distiller
 
     def fit(self, model) -> None:
-        self.training.fit(model, self.train_data, self.verbose)
+        self.training.fit(model, self.worker_rows(self.train_data), self.verbose)
 
     def evaluate(self, folder, model) -> dict:
-        return held_out_means(model, self.eval_data, self.eval_steps)
+        return held_out_means(model, self.worker_rows(self.eval_data), self.eval_steps)
 
     def save(self, folder, model) -> None:
         self.training.save_pretrainer(model.student, self.spm_model)

@@ -2,12 +2,25 @@
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
+import os
+import tempfile
 import time
 
 import keras
 
 from albert_keras.training import strategy as strategies
 from albert_keras.training.model_files import save_keras, writing
+from albert_keras.training.multi_worker_strategy import (
+    LOST_WORKER_ERRORS,
+    broadcast_from_chief,
+    chief_value,
+    distribute_rows,
+    is_chief,
+    is_multi_worker,
+    lost_worker_line,
+)
 from albert_keras_contracts import atomic_write
 from albert_keras_contracts.output_folder import OutputFolder
 from albert_keras_settings import resolve_settings
@@ -93,6 +106,18 @@ class JobRun:
         if self.seed_first:
             keras.utils.set_random_seed(s.seed)
         self.distribution = strategies.get_strategy(s.strategy)
+        if not is_chief(self.distribution):
+            # The chief alone owns --output_dir (docs/scaling.md); this worker writes the same
+            # files into a folder of its own, removed at the end.
+            with tempfile.TemporaryDirectory(prefix="albert-keras-worker-") as folder:
+                self.settings = dataclasses.replace(s, output_dir=folder)
+                with lost_worker_said():
+                    return self._run()
+        with lost_worker_said():
+            return self._run()
+
+    def _run(self) -> dict:
+        s = self.settings
         self.precision, why = strategies.choose_precision(s.mixed_precision, self.distribution)
         self.note(f"mixed precision: {self.precision} ({why})")
         arguments = self.read_inputs()
@@ -126,6 +151,24 @@ class JobRun:
         replicas = strategies.num_replicas(self.distribution)
         if batch_size % replicas:
             raise ValueError(f"--batch_size={batch_size} is not divisible by {replicas} replicas")
+
+    def chief_step(self, training) -> int:
+        """`training.saved_step()` (a `PeriodicTraining`): the chief's, on every worker."""
+        return chief_value(self.distribution, training.saved_step())
+
+    def restore_from_chief(self, training, model: keras.Model) -> int:
+        """`training.restore(model)`; in a multi-worker run, then the chief's step and every
+        model and optimizer variable on every worker (the others read no checkpoint)."""
+        step = training.restore(model)
+        if is_multi_worker(self.distribution):
+            variables = [*model.variables, *model.optimizer.variables]
+            broadcast_from_chief(self.distribution, variables)
+            step = training.initial_step = chief_value(self.distribution, step)
+        return step
+
+    def worker_rows(self, dataset):
+        """`dataset`'s global batches as this worker's rows (`distribute_rows`)."""
+        return distribute_rows(self.distribution, dataset)
 
     # === The hooks ===
 
@@ -185,3 +228,18 @@ def text_preprocessor(spm_model: str | None, sequence_length: int):
     from albert_keras.preprocessing import AlbertPreprocessor, AlbertTokenizer
 
     return AlbertPreprocessor(AlbertTokenizer(spm_model), sequence_length)
+
+
+@contextlib.contextmanager
+def lost_worker_said():
+    """A collective that lost its peer (a worker killed, its host gone) as one line naming it.
+
+    Raised as a `ValueError`, which the command line prints and exits 2 on; in a run of one
+    process these errors are TensorFlow's own and pass through unchanged.
+    """
+    try:
+        yield
+    except LOST_WORKER_ERRORS as error:
+        if "TF_CONFIG" not in os.environ:
+            raise
+        raise ValueError(lost_worker_line(error)) from None

@@ -103,7 +103,7 @@ class _Pretrain(JobRun):
         self.train_data = self.inputs.train_data(
             self.micro_batch,
             seed=s.seed,
-            start_step=self.training.saved_step() * s.gradient_accumulation_steps,
+            start_step=self.chief_step(self.training) * s.gradient_accumulation_steps,
             dynamic_masking=s.dynamic_masking,
             vocabulary_size=self.run_config["backbone"]["vocabulary_size"],
         )
@@ -118,7 +118,7 @@ class _Pretrain(JobRun):
         )
         if self.init:
             print(initialize_from(pretrainer, *self.init, s.init_from))
-        initial_step = self.training.restore(pretrainer)
+        initial_step = self.restore_from_chief(self.training, pretrainer)
         if initial_step < s.max_steps:
             print(
                 f"pretraining steps {initial_step + 1}..{s.max_steps} on "
@@ -129,10 +129,10 @@ class _Pretrain(JobRun):
         return pretrainer
 
     def fit(self, model) -> None:
-        self.training.fit(model, self.train_data, self.verbose)
+        self.training.fit(model, self.worker_rows(self.train_data), self.verbose)
 
     def evaluate(self, folder, model) -> dict:
-        return held_out_means(model, self.eval_data, self.eval_steps)
+        return held_out_means(model, self.worker_rows(self.eval_data), self.eval_steps)
 
     def save(self, folder, model) -> None:
         self.training.save_pretrainer(model, self.settings.spm_model)

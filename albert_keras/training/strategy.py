@@ -25,7 +25,7 @@ def get_strategy(name: str = "auto", devices: list[str] | None = None):
 
     On TensorFlow: `"tpu"` a `TPUStrategy` (Colab, TPU VMs, or `TPU_NAME`), `"gpu"` /
     `"mirrored"` a `MirroredStrategy` over `devices` (default: every GPU), `"multi_worker"` a
-    `MultiWorkerMirroredStrategy` configured by `TF_CONFIG`, `"one_device"` the first GPU (or
+    `MultiWorkerMirroredStrategy` configured by `TF_CONFIG` (`MultiWorkerStrategy`), `"one_device"` the first GPU (or
     the CPU), `"cpu"` the CPU. `"auto"` picks TPU, then several workers, then GPUs, then CPU.
     On JAX: a `keras.distribution.DataParallel` over the chosen devices (`"multi_worker"` first
     calls `keras.distribution.initialize()`, which reads the JAX coordinator's environment).
@@ -59,7 +59,9 @@ def get_strategy(name: str = "auto", devices: list[str] | None = None):
     if name == "multi_worker":
         if "TF_CONFIG" not in os.environ:
             raise ValueError("strategy='multi_worker' needs the TF_CONFIG environment variable")
-        return tf.distribute.MultiWorkerMirroredStrategy()
+        from albert_keras.training.multi_worker_strategy import MultiWorkerStrategy
+
+        return MultiWorkerStrategy()
     gpus = tf.config.list_logical_devices("GPU")
     if name in ("gpu", "mirrored"):
         if devices is None and not gpus and name == "gpu":
