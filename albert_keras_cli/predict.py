@@ -145,6 +145,8 @@ def check_arguments(args: argparse.Namespace) -> None:
             raise FileNotFoundError(f"--glue_dir {args.glue_dir}: no {args.task}/ folder in it")
     elif args.glue_dir is not None:
         raise ValueError("--glue_dir needs --task")
+    elif args.input not in (None, "-") and os.path.isdir(args.input):
+        raise ValueError(f"--input {args.input} is a folder: give a file")
     elif args.input not in (None, "-") and not os.path.isfile(args.input):
         raise FileNotFoundError(f"--input {args.input}: no such file")
     if args.output is not None:
@@ -183,6 +185,7 @@ def run(args: argparse.Namespace) -> int:
         if args.output:
             write_output(args.output, json.dumps({"model": args.model, **scores}, indent=2) + "\n")
         return 0
+    _refuse_squad_file(data, name, args.model)
     texts_a, texts_b = split_lines(data, name, args.pairs)
     predictions = predict_texts(model, texts_a, texts_b, args.batch_size)
     emit_json_lines(predictions, args.output, "predictions")
@@ -221,6 +224,24 @@ def split_lines(data: bytes, name: str, pairs: bool) -> tuple[list[str], list[st
         else:
             texts_a.append(line)
     return texts_a, texts_b if pairs else None
+
+
+def _refuse_squad_file(data: bytes, name: str, model: str) -> None:
+    """A SQuAD JSON file given to a classifier is refused in one line (it was scored as one
+    line of text).
+
+    Example:
+    >>> _refuse_squad_file(b'{"version": "v2.0", "data": []}', "dev.json", "sst2.keras")
+    Traceback (most recent call last):
+    ValueError: dev.json is a SQuAD file, but sst2.keras is a classifier: give it lines of text ...
+    """
+    from albert_keras_cli.predict_squad import squad_file
+
+    if squad_file(data) is not None:
+        raise ValueError(
+            f"{name} is a SQuAD file, but {model} is a classifier: give it lines of text (TEXT, "
+            "or TEXT_A<tab>TEXT_B with --pairs), or give a question answerer as --model"
+        )
 
 
 def _check_vocabulary(model, args: argparse.Namespace) -> None:
