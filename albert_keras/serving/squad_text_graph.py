@@ -6,13 +6,14 @@ question answerer reads a context in its SavedModel as `answer_questions` reads 
 the same ids, and each piece's first and last original character. Step by step as there:
 
 1. whitespace runs become one space (none at the ends), each kept non-space character is a
-   unit; ``` `` ``` and `''` pairs (left to right) become one `"` unit;
+   unit;
 2. each unit loses its accents alone (`preprocess_text_tensor` of the unit: NFKD, combining
    marks dropped), as `normalize_with_offsets` does per character;
 3. the joined text is lower-cased whole (Greek final sigma), or unit by unit where that
    changes its length;
 4. SentencePiece encodes it with byte offsets; a piece ending in a digit and a comma is
-   re-encoded without the comma, which becomes its own piece (the official `encode_pieces`);
+   replaced by the ids of `AlbertTokenizer.digit_comma_splits` (the official `encode_pieces`,
+   `albert_keras_contracts.piece_split`), each part spanning its own text of the number;
 5. byte offsets become characters of the normalized text, then original characters.
 
 Everything is vectorized over a batch of texts (ragged tensors), for a `tf.function`.
@@ -25,9 +26,9 @@ import dataclasses
 import numpy as np
 import tensorflow as tf
 
+from albert_keras_contracts.piece_split import UNDERLINE as _UNDERLINE
 from albert_keras_contracts.text_normalization import preprocess_text_tensor
 
-_UNDERLINE = "\u2581"  # SentencePiece's word-start mark
 # `str.isspace()` as an RE2 class, one character (as `text_normalization`'s runs pattern).
 WHITESPACE_CHAR = r"[\s\x0b\x1c-\x1f\x85\p{Z}]"
 # `bytes.lstrip()`'s whitespace, for the digit-comma re-encoding.
@@ -39,17 +40,16 @@ class PieceTables:
     """What the digit-comma split needs to know of each vocabulary id, as constants.
 
     Args:
-        digit_comma: bool array. The piece ends in a digit and a comma (`"▁1990,"`).
-        word_start: bool array. The piece starts with `▁`.
-        lone_underline: bool array. The piece is `▁` alone.
-        without_underline: int array. The id of the piece less its `▁` (`token_to_id`).
-        comma_id: int. The id of `","`.
+        split_row: int array. For each id, its row of `parts` (-1: the piece is not split).
+        parts: tuple `(values, row_splits)` of int64 arrays. Per split piece, the ids that
+            replace it less the final comma (`AlbertTokenizer.digit_comma_splits`).
+        text: str array. Each piece without its `▁` marks (what it covers of the text).
+        comma_id: int. The id of `","` (the last id of every replacement).
     """
 
-    digit_comma: np.ndarray
-    word_start: np.ndarray
-    lone_underline: np.ndarray
-    without_underline: np.ndarray
+    split_row: np.ndarray
+    parts: tuple
+    text: np.ndarray
     comma_id: int
 
 
@@ -59,31 +59,21 @@ def piece_tables(tokenizer) -> PieceTables:
     Example:
     >>> from albert_keras.preprocessing import AlbertTokenizer
     >>> tables = piece_tables(AlbertTokenizer("30k-clean.model"))
-    >>> int(tables.digit_comma.sum()) > 0, bool(tables.word_start[tables.comma_id])
-    (True, False)
+    >>> int((tables.split_row >= 0).sum()) > 0, tables.text[tables.comma_id]
+    (True, ',')
     """
     vocabulary = tokenizer.get_vocabulary()
-    index = {}
-    for i, piece in enumerate(vocabulary):
-        index.setdefault(piece, i)
-
-    def to_id(piece: str) -> int:  # `token_to_id`, without an op per piece
-        return index[piece] if piece in index else int(tokenizer.token_to_id(piece))
-
+    splits = tokenizer.digit_comma_splits
+    split_row = np.full(len(vocabulary), -1, np.int64)
+    split_row[list(splits)] = np.arange(len(splits))
+    lengths = [len(ids) - 1 for ids in splits.values()]
+    values = np.asarray([i for ids in splits.values() for i in ids[:-1]], np.int64)
+    comma_ids = {ids[-1] for ids in splits.values()}
     return PieceTables(
-        digit_comma=np.asarray(
-            [len(p) > 1 and p[-1] == "," and p[-2].isdigit() for p in vocabulary], bool
-        ),
-        word_start=np.asarray([p.startswith(_UNDERLINE) for p in vocabulary], bool),
-        lone_underline=np.asarray([p == _UNDERLINE for p in vocabulary], bool),
-        without_underline=np.asarray(
-            [
-                to_id(p[1:]) if p.startswith(_UNDERLINE) and len(p) > 1 else i
-                for i, p in enumerate(vocabulary)
-            ],
-            np.int64,
-        ),
-        comma_id=to_id(","),
+        split_row=split_row,
+        parts=(values, np.concatenate([[0], np.cumsum(lengths, dtype=np.int64)])),
+        text=np.asarray([p.replace(_UNDERLINE, "") for p in vocabulary], object),
+        comma_id=comma_ids.pop() if comma_ids else int(tokenizer.token_to_id(",")),
     )
 
 
@@ -112,16 +102,10 @@ def normalize_with_offsets(texts, lower_case: bool):
     before = counted - tf.gather(counted, tf.gather(chars.row_starts(), rows))
     after = tf.gather(tf.math.unsorted_segment_sum(solid, rows, nrows), rows) - before - solid
     space_unit = run_start & (before > 0) & (after > 0)
-    first_of_pair = tf.zeros_like(is_space)
-    for quote in ("`", "'"):
-        first_of_pair |= _pair_starts(tf.equal(flat, quote), joined)
-    second_of_pair = tf.concat([[False], first_of_pair[:-1]], 0)
-    keep = (~is_space & ~second_of_pair) | space_unit
-    text = tf.where(space_unit, " ", tf.where(first_of_pair, '"', flat))
+    keep = ~is_space | space_unit
     # Accents are stripped one character at a time (as context_pieces does).
-    text = tf.where(space_unit | first_of_pair, text, preprocess_text_tensor(text))
+    text = tf.where(space_unit, " ", preprocess_text_tensor(flat))
     last = tf.where(space_unit, _run_ends(is_space, run_start, in_text), in_text)
-    last = tf.where(first_of_pair, in_text + 1, last)
     unit_rows = tf.boolean_mask(rows, keep)
     units = tf.RaggedTensor.from_value_rowids(tf.boolean_mask(text, keep), unit_rows, nrows)
     normalized = tf.strings.reduce_join(units, axis=1)
@@ -146,21 +130,6 @@ def normalize_with_offsets(texts, lower_case: bool):
         for v in (in_text, last)
     )
     return normalized, starts, ends, chars.with_flat_values(is_space)
-
-
-def _pair_starts(is_quote, joined):
-    """Where a two-character quote pair starts: runs of the quote pair up left to right
-    (```` ``` ```` is a pair and a lone one), as `str.replace` does."""
-    previous = tf.concat([[False], is_quote[:-1]], 0) & joined
-    starts = is_quote & ~previous
-    position = tf.range(tf.size(is_quote, out_type=tf.int64))
-    run = tf.maximum(tf.cumsum(tf.cast(starts, tf.int64)) - 1, 0)
-    run_first = tf.math.unsorted_segment_min(
-        tf.where(starts, position, tf.int64.max), run, tf.size(position, out_type=tf.int64) + 1
-    )
-    in_run = position - tf.gather(run_first, run)
-    following = tf.concat([is_quote[1:] & joined[1:], [False]], 0)  # the next one is a quote too
-    return is_quote & (in_run % 2 == 0) & following
 
 
 def _run_ends(is_space, run_start, in_text):
@@ -224,13 +193,15 @@ def _character(char_bytes, byte_offsets):
 
 def _split_digit_commas(normalized, sentencepiece, tables: PieceTables):
     """SentencePiece ids and byte spans of normalized texts, with the official digit-comma
-    split: a piece such as "▁1990," is re-encoded without its comma (and without "▁" if the
-    piece did not start a word), followed by "," (as `context_pieces._split_pieces`)."""
+    split: a piece such as "▁1990," is replaced by its `PieceTables.parts` and ",", each part
+    spanning its own text from the number's first byte (as `context_pieces._split_spans`:
+    all of the number when the parts' texts do not spell it)."""
     ids, begins, ends = sentencepiece.tokenize_with_offsets(normalized)
     ids = tf.cast(ids, tf.int64)
     begins, ends = tf.cast(begins, tf.int64), tf.cast(ends, tf.int64)
     flat_ids, flat_begins, flat_ends = ids.flat_values, begins.flat_values, ends.flat_values
-    split = tf.gather(tables.digit_comma, flat_ids)
+    row = tf.gather(tables.split_row, flat_ids)
+    split = row >= 0
     chosen = tf.where(split)[:, 0]
     begin, end = tf.gather(flat_begins, chosen), tf.gather(flat_ends, chosen)
     surface = tf.strings.substr(
@@ -238,25 +209,24 @@ def _split_digit_commas(normalized, sentencepiece, tables: PieceTables):
     )
     stripped = tf.strings.regex_replace(surface, _ASCII_LEADING_WHITESPACE, "")
     begin += tf.cast(tf.strings.length(surface) - tf.strings.length(stripped), tf.int64)
-    part_ids, part_begins, part_ends = sentencepiece.tokenize_with_offsets(stripped)
-    part_ids = tf.cast(part_ids, tf.int64)
-    rows = part_ids.value_rowids()
-    first = tf.equal(
-        tf.range(tf.size(rows, out_type=tf.int64)), tf.gather(part_ids.row_starts(), rows)
+    values, row_splits = tables.parts
+    table = tf.RaggedTensor.from_row_splits(
+        tf.constant(values, tf.int64), tf.constant(row_splits, tf.int64), validate=False
     )
-    # "1990," inside a word: its re-encoding must not start a word.
-    inside = ~tf.gather(tables.word_start, tf.gather(flat_ids, chosen))
-    fix = first & tf.gather(inside, rows) & tf.gather(tables.word_start, part_ids.flat_values)
-    drop = fix & tf.gather(tables.lone_underline, part_ids.flat_values)
-    new_ids = tf.where(fix, tf.gather(tables.without_underline, part_ids.flat_values),
-                       part_ids.flat_values)  # fmt: skip
-    offset = tf.gather(begin, rows)
-    parts = tf.stack(
-        [new_ids, tf.cast(part_begins.flat_values, tf.int64) + offset,
-         tf.cast(part_ends.flat_values, tf.int64) + offset], axis=1,
-    )  # fmt: skip
+    part_ids = tf.gather(table, tf.gather(row, chosen))
+    texts = tf.gather(tf.constant(tables.text.astype(str)), part_ids)
+    exact = tf.equal(tf.strings.reduce_join(texts, axis=1), stripped)
+    lengths = tf.cast(tf.strings.length(texts.flat_values), tf.int64)
+    rows = part_ids.value_rowids()
+    within = tf.cumsum(lengths, exclusive=True)
+    within -= tf.gather(within, tf.gather(part_ids.row_starts(), rows))
+    part_exact = tf.gather(exact, rows)
+    part_begins = tf.gather(begin, rows) + tf.where(part_exact, within, tf.zeros_like(within))
+    part_ends = tf.where(part_exact, part_begins + lengths, tf.gather(end, rows) - 1)
     parts = tf.RaggedTensor.from_value_rowids(
-        tf.boolean_mask(parts, ~drop), tf.boolean_mask(rows, ~drop), tf.size(chosen, tf.int64)
+        tf.stack([part_ids.flat_values, part_begins, part_ends], axis=1),
+        rows,
+        tf.size(chosen, tf.int64),
     )
     comma = tf.stack([tf.fill(tf.shape(end), tf.constant(tables.comma_id, tf.int64)), end - 1,
                       end], axis=1)  # fmt: skip

@@ -3,9 +3,10 @@
 SQuAD reads text through the same `AlbertTokenizer` as GLUE and serving (one text path): the
 normalization runs here in Python so that each character keeps its origin (the result equals the
 tokenizer's TensorFlow normalization), then the tokenizer's own SentencePiece op encodes it and
-gives each piece's byte span (`AlbertTokenizer.encode_normalized_with_offsets`). The ids equal
-`tokenizer(text)` on every shared SQuAD dev text but where the official digit-comma split below
-applies (tests/squad/test_one_text_path.py counts them). Whole texts are encoded, so
+gives each piece's byte span (`AlbertTokenizer.encode_normalized_with_offsets`); the official
+digit-comma split replaces a piece by the ids of `AlbertTokenizer.digit_comma_splits` (the one
+table, `albert_keras_contracts.piece_split`). The ids equal `tokenizer(text)` on every shared
+SQuAD dev text (tests/squad/test_squad_text_path.py). Whole texts are encoded, so
 SentencePiece's context-dependent ties (`uhhhh` alone vs in a sentence, issue #30) cannot differ
 between the two.
 
@@ -24,9 +25,8 @@ import dataclasses
 
 import numpy as np
 
+from albert_keras_contracts.piece_split import UNDERLINE as _UNDERLINE
 from albert_keras_contracts.text_normalization import preprocess_texts
-
-_UNDERLINE = "\u2581"  # SentencePiece's word-start mark
 
 
 @dataclasses.dataclass(frozen=True)
@@ -62,12 +62,12 @@ def normalize_with_offsets(text: str, lower_case: bool) -> tuple[str, np.ndarray
     """The official `preprocess_text(text, lower=lower_case)`, keeping for each output character
     the first and last original character it came from.
 
-    The official steps: whitespace runs become one space (ends trimmed), ``` `` ``` and `''`
-    become `"`, then NFKD with combining marks dropped, then lower-casing. Accents are stripped
-    one character at a time by the normalization pretraining and GLUE use
-    (`albert_keras_contracts.text_normalization`); whitespace and quote pairs span several characters and are
-    handled here; lower-casing runs on the whole text. The result equals
-    `preprocess_text(text, lower_case)` (tests check it on every shared SQuAD text).
+    The official steps: whitespace runs become one space (ends trimmed), then NFKD with
+    combining marks dropped, then lower-casing. Accents are stripped one character at a time by
+    the normalization pretraining and GLUE use (`albert_keras_contracts.text_normalization`);
+    whitespace runs span several characters and are handled here; lower-casing runs on the
+    whole text. The result equals `preprocess_text(text, lower_case)` (tests check it on every
+    shared SQuAD text).
 
     Returns:
         `(normalized, starts, ends)`, `starts[k]..ends[k]` the original characters of
@@ -75,9 +75,9 @@ def normalize_with_offsets(text: str, lower_case: bool) -> tuple[str, np.ndarray
 
     Example:
     >>> normalize_with_offsets("  Café ``x''", lower_case=True)[0]
-    'cafe "x"'
+    "cafe ``x''"
     """
-    # 1. Whitespace runs -> one space; quote pairs -> '"'. Units: (text, first, last).
+    # 1. Whitespace runs -> one space. Units: (text, first, last).
     units, index = [], 0
     while index < len(text):
         char = text[index]
@@ -91,17 +91,6 @@ def normalize_with_offsets(text: str, lower_case: bool) -> tuple[str, np.ndarray
         else:
             units.append((char, index, index))
             index += 1
-    # The official replaces every "``" first, then every "''" (left to right, no overlap).
-    for pair in ("``", "''"):
-        merged, k = [], 0
-        while k < len(units):
-            if k + 1 < len(units) and units[k][0] + units[k + 1][0] == pair:
-                merged.append(('"', units[k][1], units[k + 1][2]))
-                k += 2
-            else:
-                merged.append(units[k])
-                k += 1
-        units = merged
     # 2. Accents, per character, by the shared normalization (a space unit stays a space).
     chars = [unit[0] for unit in units]
     stripped = preprocess_texts(chars, lower_case=False)
@@ -129,7 +118,8 @@ def encode_context(tokenizer, text: str) -> ContextPieces:
     """Normalizes `text`, encodes it with the tokenizer's SentencePiece, maps each piece back.
 
     Pieces are split as the official `tokenization.encode_pieces`: a piece ending in a digit
-    and a comma ("▁1990,") is re-encoded without the comma, which becomes its own piece.
+    and a comma ("▁1990,") is replaced by the pieces of its text without the comma, then ","
+    (`albert_keras_contracts.piece_split`).
 
     Args:
         tokenizer: `AlbertTokenizer`. Its vocabulary and case rule (`lowercases`).
@@ -205,41 +195,39 @@ def _context_pieces(normalized: str, starts, ends, spans) -> ContextPieces:
 
 def _split_pieces(tokenizer, normalized: list[str]) -> list[list[tuple[int, str, int, int]]]:
     """Per text, `(id, piece, byte begin, byte end)` of each piece, after the official
-    digit-comma split (its re-encodings batched into one more call of the op)."""
+    digit-comma split (`tokenizer.digit_comma_splits`, the ids the layer's `tokenize` uses)."""
     vocabulary = tokenizer.get_vocabulary()
+    splits = tokenizer.digit_comma_splits
     encoded = tokenizer.encode_normalized_with_offsets(normalized)
     datas = [text.encode("utf-8") for text in normalized]
-    pending = []  # (text, position, surface begin, surface): the pieces to re-encode
-    for k, (ids, begins, ends) in enumerate(encoded):
-        for position, (i, begin, end) in enumerate(zip(ids, begins, ends)):
-            piece = vocabulary[i]
-            if len(piece) > 1 and piece[-1] == "," and piece[-2].isdigit():
-                # The official re-encodes the piece's text without the comma and without "▁".
-                surface = datas[k][begin : end - 1]
-                lead = len(surface) - len(surface.lstrip())
-                pending.append((k, position, int(begin) + lead, surface[lead:].decode("utf-8")))
-    inner = tokenizer.encode_normalized_with_offsets([surface for _, _, _, surface in pending])
-    replacements = {}
-    for (k, position, begin, _), (ids, begins, ends) in zip(pending, inner):
-        piece = vocabulary[encoded[k][0][position]]
-        parts = [(int(i), vocabulary[i], begin + int(b), begin + int(e))
-                 for i, b, e in zip(ids, begins, ends)]  # fmt: skip
-        if parts and piece[0] != _UNDERLINE and parts[0][1].startswith(_UNDERLINE):
-            i, first, b, e = parts[0]
-            # "1990," inside a word: its re-encoding must not start a word.
-            stripped = first[1:]
-            parts = parts[1:] if len(first) == 1 else [
-                (tokenizer.token_to_id(stripped), stripped, b, e), *parts[1:]]  # fmt: skip
-        end = int(encoded[k][2][position])
-        parts.append((tokenizer.token_to_id(","), ",", end - 1, end))
-        replacements[(k, position)] = parts
     result = []
     for k, (ids, begins, ends) in enumerate(encoded):
         spans = []
-        for position, (i, begin, end) in enumerate(zip(ids, begins, ends)):
+        for i, begin, end in zip(ids.tolist(), begins.tolist(), ends.tolist()):
             piece = vocabulary[i]
+            if i in splits:
+                spans.extend(_split_spans(splits[i], vocabulary, datas[k], begin, end))
+                continue
             if i == tokenizer.unk_token_id:  # its text, as SentencePiece names an unknown piece
                 piece = datas[k][begin:end].decode("utf-8", "replace").replace(" ", _UNDERLINE)
-            spans.extend(replacements.get((k, position), [(int(i), piece, int(begin), int(end))]))
+            spans.append((i, piece, begin, end))
         result.append(spans)
     return result
+
+
+def _split_spans(ids, vocabulary, data: bytes, begin: int, end: int):
+    """The spans of a split piece's replacement `ids` (the last one its comma) within the
+    piece's bytes `[begin, end)`: each part's text in turn from the number's first byte; when
+    the parts' texts do not spell the number (SentencePiece's normalization changed it), each
+    part covers all of it."""
+    number = data[begin : end - 1].lstrip()
+    begin = end - 1 - len(number)
+    texts = [vocabulary[i].replace(_UNDERLINE, "").encode("utf-8") for i in ids[:-1]]
+    exact = b"".join(texts) == number
+    spans, at = [], begin
+    for i, text in zip(ids[:-1], texts):
+        stop = at + len(text) if exact else end - 1
+        spans.append((i, vocabulary[i], at, stop))
+        at = stop if exact else begin
+    spans.append((ids[-1], vocabulary[ids[-1]], end - 1, end))
+    return spans

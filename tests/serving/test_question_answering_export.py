@@ -191,4 +191,4 @@ def test_the_graph_text_path_equals_squads(shared_data):
         if (i, s, e) != (ref.ids.tolist(), ref.char_starts.tolist(), ref.char_ends.tolist())
     ]
     assert (len(texts), mismatched) == (len(texts), [])
-    assert len(texts) > 1000
+    assert len(texts) > 700  # tests/data: two SQuAD 2.0 dev articles (719 texts)
