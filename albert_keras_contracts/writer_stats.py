@@ -8,7 +8,9 @@ the run's own account of what it wrote, so the readers hold the shards to it:
   the writer's and the listed shards are whole, so the run can go on, and nothing is silent;
 - a listed shard the glob would match but that is gone is refused (half the data missing);
 - when every listed shard is read, their records must add up to the `examples` it recorded:
-  an empty (0 bytes) or short shard is refused, named.
+  an empty (0 bytes) or short shard is refused, named;
+- shards of another record format version than this code's are refused, naming both versions
+  (`record_format.check_version`; a `stats.json` without a version is version 1).
 
 A glob that picks some of the listed shards (`pretraining-0000[0-7]-*` for training, the rest
 held out) reads those; their count cannot be checked (the stats hold the total only).
@@ -23,6 +25,8 @@ import json
 import os
 from collections.abc import Callable, Sequence
 
+from albert_keras_contracts import record_format
+
 STATS_FILE = "stats.json"
 
 
@@ -34,7 +38,8 @@ def read_writer_stats(folder: str, flag: str = "file_pattern") -> dict | None:
         flag: str. How the error names the input.
 
     Raises:
-        ValueError: a `stats.json` that is not JSON.
+        ValueError: a `stats.json` that is not JSON, or that records another record format
+            version (`record_format.check_version`).
 
     Example:
     >>> read_writer_stats("records")["shards"]
@@ -52,6 +57,7 @@ def read_writer_stats(folder: str, flag: str = "file_pattern") -> dict | None:
         raise ValueError(f"{flag}: {path} is not valid JSON ({error}); fix or remove it") from None
     if not isinstance(stats, dict) or not isinstance(stats.get("shards"), list):
         return None  # some other stats.json: it says nothing about the shards
+    record_format.check_version(stats, f"{flag}: {path}")
     return stats
 
 

@@ -10,6 +10,16 @@ import warnings
 
 import numpy as np
 
+from albert_keras_contracts.record_format import (
+    INPUT_IDS,
+    INPUT_MASK,
+    MASKED_LM_IDS,
+    MASKED_LM_POSITIONS,
+    MASKED_LM_WEIGHTS,
+    SEGMENT_IDS,
+    SENTENCE_LABELS,
+)
+
 OFFICIAL_WARMUP_FRACTION = 3125 / 125_000  # pretrain_job's default warmup
 
 
@@ -90,13 +100,13 @@ def keras_hub_peer(args, init) -> Peer:
 
     def inputs(batch):
         names = ("token_ids", "segment_ids", "padding_mask", "mask_positions")
-        keys = ("input_ids", "segment_ids", "input_mask", "masked_lm_positions")
+        keys = (INPUT_IDS, SEGMENT_IDS, INPUT_MASK, MASKED_LM_POSITIONS)
         return {name: batch[key] for name, key in zip(names, keys)}
 
     def train(batches):
         for b in batches:
             masked_lm.train_on_batch(
-                inputs(b), b["masked_lm_ids"], sample_weight=b["masked_lm_weights"]
+                inputs(b), b[MASKED_LM_IDS], sample_weight=b[MASKED_LM_WEIGHTS]
             )
 
     return Peer(train, lambda b: np.asarray(masked_lm.predict_on_batch(inputs(b)), np.float32))
@@ -122,20 +132,18 @@ def hugging_face_peer(args, init, folder: pathlib.Path) -> Peer:
 
     def tensors(batch):
         return {
-            "input_ids": torch.tensor(batch["input_ids"], dtype=torch.long),
-            "attention_mask": torch.tensor(batch["input_mask"], dtype=torch.long),
-            "token_type_ids": torch.tensor(batch["segment_ids"], dtype=torch.long),
+            "input_ids": torch.tensor(batch[INPUT_IDS], dtype=torch.long),  # HF's argument
+            "attention_mask": torch.tensor(batch[INPUT_MASK], dtype=torch.long),
+            "token_type_ids": torch.tensor(batch[SEGMENT_IDS], dtype=torch.long),
         }
 
     def train(batches):
         for batch in batches:
             # As DataCollatorForLanguageModeling: -100 everywhere but the masked positions.
-            labels = np.full(batch["input_ids"].shape, -100, np.int64)
-            rows, cols = np.nonzero(batch["masked_lm_weights"])
-            labels[rows, batch["masked_lm_positions"][rows, cols]] = batch["masked_lm_ids"][
-                rows, cols
-            ]
-            order = torch.tensor(batch["next_sentence_labels"].reshape(-1), dtype=torch.long)
+            labels = np.full(batch[INPUT_IDS].shape, -100, np.int64)
+            rows, cols = np.nonzero(batch[MASKED_LM_WEIGHTS])
+            labels[rows, batch[MASKED_LM_POSITIONS][rows, cols]] = batch[MASKED_LM_IDS][rows, cols]
+            order = torch.tensor(batch[SENTENCE_LABELS].reshape(-1), dtype=torch.long)
             loss = model(
                 **tensors(batch), labels=torch.from_numpy(labels), sentence_order_label=order
             ).loss
@@ -150,7 +158,7 @@ def hugging_face_peer(args, init, folder: pathlib.Path) -> Peer:
         with torch.inference_mode():
             out = model(**tensors(batch)).prediction_logits.numpy()
         model.train()
-        return np.take_along_axis(out, batch["masked_lm_positions"][..., None], axis=1)
+        return np.take_along_axis(out, batch[MASKED_LM_POSITIONS][..., None], axis=1)
 
     return Peer(train, logits)
 

@@ -24,6 +24,16 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import numpy as np
 
+from albert_keras_contracts.record_format import (
+    INPUT_IDS,
+    INPUT_MASK,
+    MASKED_LM_IDS,
+    MASKED_LM_POSITIONS,
+    MASKED_LM_WEIGHTS,
+    SEGMENT_IDS,
+    SENTENCE_LABELS,
+)
+
 
 def add_model_arguments(parser: argparse.ArgumentParser, batch_size: int) -> None:
     """Flags for the model config, the batch and the timing protocol (defaults: L6 H256)."""
@@ -132,13 +142,13 @@ def random_batch(
     segment_ids = np.zeros((batch_size, seq_length), np.int32)
     segment_ids[:, seq_length // 2 :] = 1
     return {
-        "input_ids": input_ids,
-        "input_mask": np.ones((batch_size, seq_length), np.int32),
-        "segment_ids": segment_ids,
-        "masked_lm_positions": positions,
-        "masked_lm_ids": np.take_along_axis(input_ids, positions, axis=1),
-        "masked_lm_weights": np.ones((batch_size, num_predictions), np.float32),
-        "next_sentence_labels": rng.integers(0, 2, (batch_size, 1), dtype=np.int32),
+        INPUT_IDS: input_ids,
+        INPUT_MASK: np.ones((batch_size, seq_length), np.int32),
+        SEGMENT_IDS: segment_ids,
+        MASKED_LM_POSITIONS: positions,
+        MASKED_LM_IDS: np.take_along_axis(input_ids, positions, axis=1),
+        MASKED_LM_WEIGHTS: np.ones((batch_size, num_predictions), np.float32),
+        SENTENCE_LABELS: rng.integers(0, 2, (batch_size, 1), dtype=np.int32),
     }
 
 

@@ -34,6 +34,14 @@ Here: the draws and the steps in order; steps 1 to 3 without their draws are in
 
 import tensorflow as tf
 
+from albert_keras_contracts.record_format import (
+    INPUT_IDS,
+    INPUT_MASK,
+    MASKED_LM_IDS,
+    MASKED_LM_POSITIONS,
+    MASKED_LM_WEIGHTS,
+    TOKEN_BOUNDARY,
+)
 from pipelines.masking_rows import gather_rows, write_rows, xla_compiled
 from pipelines.masking_settings import MaskingSettings
 from pipelines.masking_spans import first_draws, greedy_visit, spans_to_ranks, word_structure
@@ -173,10 +181,10 @@ def _predictions(input_ids, candidates_so_far, spans, seeds, *, mask_id: int,
         mask_id,
     )
     return {
-        "input_ids": masked_ids,
-        "masked_lm_positions": tf.cast(slot_positions, input_ids.dtype),
-        "masked_lm_ids": labels,
-        "masked_lm_weights": tf.cast(slot_used, tf.float32),
+        INPUT_IDS: masked_ids,
+        MASKED_LM_POSITIONS: tf.cast(slot_positions, input_ids.dtype),
+        MASKED_LM_IDS: labels,
+        MASKED_LM_WEIGHTS: tf.cast(slot_used, tf.float32),
     }
 
 
@@ -282,17 +290,17 @@ def remask_batch(
     (True, (2, 5))
     """
     original = restore_original_tokens(
-        features["input_ids"],
-        features["masked_lm_positions"],
-        features["masked_lm_ids"],
-        features["masked_lm_weights"],
+        features[INPUT_IDS],
+        features[MASKED_LM_POSITIONS],
+        features[MASKED_LM_IDS],
+        features[MASKED_LM_WEIGHTS],
     )
     fresh = mask_whole_word_ngrams(
         original,
-        features["input_mask"],
-        features["token_boundary"],
+        features[INPUT_MASK],
+        features[TOKEN_BOUNDARY],
         seed,
         masking=masking,
-        max_predictions_per_seq=features["masked_lm_positions"].shape[1],
+        max_predictions_per_seq=features[MASKED_LM_POSITIONS].shape[1],
     )
     return {**features, **fresh}

@@ -16,6 +16,16 @@ from collections.abc import Iterator
 import numpy as np
 
 from albert_keras_contracts import record_format
+from albert_keras_contracts.record_format import (
+    INPUT_IDS,
+    INPUT_MASK,
+    MASKED_LM_IDS,
+    MASKED_LM_POSITIONS,
+    MASKED_LM_WEIGHTS,
+    SEGMENT_IDS,
+    SENTENCE_LABELS,
+    TOKEN_BOUNDARY,
+)
 from albert_keras_settings.writer_settings import WriterSettings
 from pipelines.ngram_masking import mask_ngrams
 from pipelines.pretraining_stats import PretrainingStats
@@ -251,14 +261,14 @@ def _masked_records(config, encoder, tokens, batches, stats) -> Iterator[tuple[i
         first_normal_id=encoder.first_normal_id,
     )
     features = {
-        "input_ids": masked.input_ids,
-        "input_mask": packed.input_mask,
-        "segment_ids": packed.segment_ids,
-        "token_boundary": packed.token_boundary,
-        "masked_lm_positions": masked.masked_lm_positions,
-        "masked_lm_ids": masked.masked_lm_ids,
-        "masked_lm_weights": masked.masked_lm_weights,
-        "next_sentence_labels": pairs.label[:, None],
+        INPUT_IDS: masked.input_ids,
+        INPUT_MASK: packed.input_mask,
+        SEGMENT_IDS: packed.segment_ids,
+        TOKEN_BOUNDARY: packed.token_boundary,
+        MASKED_LM_POSITIONS: masked.masked_lm_positions,
+        MASKED_LM_IDS: masked.masked_lm_ids,
+        MASKED_LM_WEIGHTS: masked.masked_lm_weights,
+        SENTENCE_LABELS: pairs.label[:, None],
     }
     record_format.check_feature_names(features)
     records = serialize_examples(features)

@@ -22,6 +22,7 @@ import sys
 from collections.abc import Sequence
 
 from albert_keras_contracts import writer_stats
+from albert_keras_contracts.record_format import INPUT_IDS, MASKED_LM_IDS, MASKED_LM_POSITIONS
 from pipelines.record_writer import masked_crc
 
 # Names that are never record shards (no read needed).
@@ -244,7 +245,7 @@ def check_token_ids(
     """
     import tensorflow as tf
 
-    spec = {name: tf.io.VarLenFeature(tf.int64) for name in ("input_ids", "masked_lm_ids")}
+    spec = {name: tf.io.VarLenFeature(tf.int64) for name in (INPUT_IDS, MASKED_LM_IDS)}
 
     def id_range(name):
         batch = tf.data.TFRecordDataset(name).take(records_per_file).batch(records_per_file)
@@ -312,8 +313,8 @@ def record_lengths(
     missing = [name for name in record_format.TRAINING_FEATURES if name not in features]
     if missing:
         raise ValueError(f"{path}: record 0 lacks feature(s) {', '.join(missing)}")
-    seq_length = len(features["input_ids"].int64_list.value)
-    num_predictions = len(features["masked_lm_positions"].int64_list.value)
+    seq_length = len(features[INPUT_IDS].int64_list.value)
+    num_predictions = len(features[MASKED_LM_POSITIONS].int64_list.value)
     for name, want, got in (
         ("max_seq_length", max_seq_length, seq_length),
         ("max_predictions_per_seq", max_predictions_per_seq, num_predictions),

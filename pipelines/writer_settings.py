@@ -13,6 +13,7 @@ import os
 import sys
 from collections.abc import Callable
 
+from albert_keras_contracts import record_format
 from albert_keras_contracts.output_folder import OutputFolder
 from albert_keras_settings.writer_settings import WriterSettings
 from pipelines.pretraining_examples import ExampleConfig
@@ -66,6 +67,8 @@ def log(enabled: bool, message: str) -> None:
 def summarize(settings, files, read_stats, made: PretrainingStats, paths) -> dict:
     """`stats.json`'s content (less `seconds`): what was read, what was made."""
     return {
+        # Readers refuse shards of another version (albert_keras_contracts.record_format).
+        record_format.VERSION_KEY: record_format.VERSION,
         "settings": settings,
         "vocabulary_size": settings["vocabulary_size"],
         "vocabulary_sha256": settings["vocabulary_sha256"],

@@ -13,6 +13,11 @@ from albert_keras.layers.sparse_cross_entropy import sparse_cross_entropy
 from albert_keras.models import AlbertPretrainer
 from albert_keras.models.albert_pretrainer import RECORD_FEATURES, backbone_inputs, masked_lm_hits
 from albert_keras.models.albert_task import AlbertTask
+from albert_keras_contracts.record_format import (
+    MASKED_LM_IDS,
+    MASKED_LM_POSITIONS,
+    MASKED_LM_WEIGHTS,
+)
 from albert_keras_settings.distill_settings import check_distillation_loss
 
 
@@ -130,7 +135,7 @@ class AlbertDistiller(AlbertTask, keras.Model):
 
     def call(self, inputs, training=None):
         features = backbone_inputs(inputs)
-        positions = ops.cast(inputs["masked_lm_positions"], "int32")
+        positions = ops.cast(inputs[MASKED_LM_POSITIONS], "int32")
         # With the cosine term on the masked rows, every term reads only those: both backbones'
         # last blocks compute just them (`AlbertBackbone.outputs_at`, as the pretrainer's), and
         # the heads take them as they are. Otherwise the heads gather from every row.
@@ -156,11 +161,11 @@ class AlbertDistiller(AlbertTask, keras.Model):
         return {name: ops.cast(value, "float32") for name, value in outputs.items()}
 
     def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
-        weights = ops.cast(x["masked_lm_weights"], "float32")
+        weights = ops.cast(x[MASKED_LM_WEIGHTS], "float32")
         soft = soft_target_cross_entropy(
             y_pred["student_logits"], y_pred["teacher_logits"], self.temperature
         )
-        mlm = sparse_cross_entropy(x["masked_lm_ids"], y_pred["student_logits"])
+        mlm = sparse_cross_entropy(x[MASKED_LM_IDS], y_pred["student_logits"])
         cosine = cosine_distance(y_pred["student_hidden"], y_pred["teacher_hidden"])
         cosine_weights = (
             weights
@@ -178,12 +183,12 @@ class AlbertDistiller(AlbertTask, keras.Model):
         return self._total_loss(loss)
 
     def compute_metrics(self, x, y, y_pred, sample_weight=None):
-        weights = ops.cast(x["masked_lm_weights"], "float32")
+        weights = ops.cast(x[MASKED_LM_WEIGHTS], "float32")
         for tracker, logits in (
             (self.mlm_accuracy, y_pred["student_logits"]),
             (self.teacher_mlm_accuracy, y_pred["teacher_logits"]),
         ):
-            tracker.update_state(masked_lm_hits(logits, x["masked_lm_ids"]), sample_weight=weights)
+            tracker.update_state(masked_lm_hits(logits, x[MASKED_LM_IDS]), sample_weight=weights)
         return self.get_metrics_result()
 
     def get_metrics_result(self):

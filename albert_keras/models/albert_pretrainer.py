@@ -8,17 +8,23 @@ from albert_keras.layers.factorized_embedding import albert_initializer
 from albert_keras.layers.sparse_cross_entropy import sparse_cross_entropy
 from albert_keras.layers.tied_masked_lm_head import TiedMaskedLMHead
 from albert_keras.models.albert_task import AlbertTask
+from albert_keras.models.unused_pooler import UnusedPooler
 from albert_keras.preset_registry import get_preset_loader
+from albert_keras_contracts.record_format import (
+    INPUT_IDS,
+    INPUT_MASK,
+    MASKED_LM_IDS,
+    MASKED_LM_POSITIONS,
+    MASKED_LM_WEIGHTS,
+    MODEL_INPUTS,
+    SEGMENT_IDS,
+    SENTENCE_LABELS,
+)
 
 SENTENCE_OBJECTIVES = ("sop", "nsp", None)
-# The backbone's input names -> the pretraining records' feature names (docs/design.md). The one
-# place that maps them: `models` may not import `pipelines` (its record format), so the pretrainer,
-# which takes record dicts, owns it; the distiller and the demo call `backbone_inputs`.
-RECORD_FEATURES = {
-    "token_ids": "input_ids",
-    "segment_ids": "segment_ids",
-    "padding_mask": "input_mask",
-}
+# The backbone's input names -> the pretraining records' feature names (docs/design.md), as the
+# record format defines them; the distiller and the demo call `backbone_inputs`.
+RECORD_FEATURES = MODEL_INPUTS
 
 
 def backbone_inputs(features: dict) -> dict:
@@ -51,7 +57,7 @@ def masked_lm_hits(logits, ids):
 
 
 @keras.saving.register_keras_serializable(package="albert_keras")
-class AlbertPretrainer(AlbertTask, keras.Model):
+class AlbertPretrainer(UnusedPooler, AlbertTask, keras.Model):
     """ALBERT's pretraining model: the backbone, an MLM head and a sentence head.
 
     It takes ONE dict per batch with the TFRecord feature names of docs/design.md (`input_ids`,
@@ -156,6 +162,11 @@ class AlbertPretrainer(AlbertTask, keras.Model):
         # work before the first batch, as they do for the functional backbone.
         self.build()
 
+    def _pooler_unused(self) -> bool:
+        # MLM only: the pooler gets no gradient (Keras warned "Gradients do not exist for
+        # variables ['pooler/kernel', ...]" on every step of the study's no-SOP cells).
+        return getattr(self, "sentence_head", None) is None
+
     @classmethod
     def from_preset(cls, preset: str, sentence_objective: str | None = "sop", **kwargs):
         """A pretrainer from released weights (backbone and heads) or an architecture name.
@@ -202,7 +213,7 @@ class AlbertPretrainer(AlbertTask, keras.Model):
         # The losses read the last layer's hidden states at the masked positions and at [CLS]
         # only, so the last block computes just those rows (`AlbertBackbone.outputs_at`); the
         # MLM head gets them already gathered.
-        positions = ops.cast(inputs["masked_lm_positions"], "int32")
+        positions = ops.cast(inputs[MASKED_LM_POSITIONS], "int32")
         outputs = self.backbone.outputs_at(backbone_inputs(inputs), positions, training=training)
         mlm_logits = self.mlm_head(outputs["sequence_output"])
         results = {"mlm_logits": ops.cast(mlm_logits, "float32")}
@@ -228,8 +239,8 @@ class AlbertPretrainer(AlbertTask, keras.Model):
         super().compile(optimizer=optimizer, **kwargs)
 
     def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
-        mlm_weights = ops.cast(x["masked_lm_weights"], "float32")
-        per_position = sparse_cross_entropy(x["masked_lm_ids"], y_pred["mlm_logits"])
+        mlm_weights = ops.cast(x[MASKED_LM_WEIGHTS], "float32")
+        per_position = sparse_cross_entropy(x[MASKED_LM_IDS], y_pred["mlm_logits"])
         # The official code's normalizer: the 1e-5 keeps a batch with no predictions finite.
         mlm_loss = ops.sum(per_position * mlm_weights) / (ops.sum(mlm_weights) + 1e-5)
         self.mlm_loss_tracker.update_state(per_position, sample_weight=mlm_weights)
@@ -244,8 +255,8 @@ class AlbertPretrainer(AlbertTask, keras.Model):
 
     def compute_metrics(self, x, y, y_pred, sample_weight=None):
         self.mlm_accuracy.update_state(
-            masked_lm_hits(y_pred["mlm_logits"], x["masked_lm_ids"]),
-            sample_weight=ops.cast(x["masked_lm_weights"], "float32"),
+            masked_lm_hits(y_pred["mlm_logits"], x[MASKED_LM_IDS]),
+            sample_weight=ops.cast(x[MASKED_LM_WEIGHTS], "float32"),
         )
         if self.sentence_head is not None:
             self.sentence_accuracy.update_state(self._sentence_labels(x), y_pred["sentence_logits"])
@@ -298,17 +309,17 @@ class AlbertPretrainer(AlbertTask, keras.Model):
             found = np.flatnonzero(masks)
             positions[row, : len(found)], weights[row, : len(found)] = found, 1.0
         return {
-            "input_ids": token_ids,
-            "input_mask": packed["padding_mask"].numpy(),
-            "segment_ids": packed["segment_ids"].numpy(),
-            "masked_lm_positions": positions,
-            "masked_lm_weights": weights,
+            INPUT_IDS: token_ids,
+            INPUT_MASK: packed["padding_mask"].numpy(),
+            SEGMENT_IDS: packed["segment_ids"].numpy(),
+            MASKED_LM_POSITIONS: positions,
+            MASKED_LM_WEIGHTS: weights,
         }
 
     @staticmethod
     def _sentence_labels(x):
         # The records store the label with shape (batch, 1).
-        return ops.reshape(ops.cast(x["next_sentence_labels"], "int32"), (-1,))
+        return ops.reshape(ops.cast(x[SENTENCE_LABELS], "int32"), (-1,))
 
     def get_config(self):
         config = super().get_config()

@@ -8,6 +8,7 @@ answer: `chance_levels` measures it on the held-out records the cells are evalua
 from __future__ import annotations
 
 from albert_keras.study.study_statistics import format_mean_std
+from albert_keras_contracts.record_format import SENTENCE_LABELS
 
 __all__ = ["PAPER_TABLE5", "chance_levels", "paper_checks"]
 
@@ -45,8 +46,8 @@ def chance_levels(spec, data: dict) -> dict:
         batch = settings["batch_size"]
         dataset = tf.data.TFRecordDataset(files).map(
             lambda record: tf.io.parse_single_example(
-                record, {"next_sentence_labels": tf.io.FixedLenFeature([1], tf.int64)}
-            )["next_sentence_labels"][0]
+                record, {SENTENCE_LABELS: tf.io.FixedLenFeature([1], tf.int64)}
+            )[SENTENCE_LABELS][0]
         )
         labels = [
             int(x) for x in dataset.take(settings["heldout_max_examples"]).as_numpy_iterator()
