@@ -32,6 +32,13 @@ included, as in a user's run; reading, converting and scoring do not. The table 
 seconds and ratios to the target (a peer that misses it within `--max_steps` shows ">= its
 seconds, not reached"); `ours float32` against the float32 peers is the matched comparison.
 The last line compares the defaults.
+
+`--sweep 5e-5,2e-4,1e-3,5e-3` first tunes every peer as a researcher would: one race per rate,
+all peers at that rate (ours with its warmup of 2.5% of `--max_steps`, HF's Trainer without
+warmup, keras-hub's constant Adam, as each recipe has it), each peer's best rate the one that
+reaches the target soonest. A peer's run at a later rate stops once it has trained longer than
+its best so far (it cannot win). Then it prints `time to accuracy, each at its best rate: ...`
+and the defaults' race and line as without it.
 """
 
 import argparse
@@ -81,6 +88,11 @@ def parse_arguments(argv=None) -> argparse.Namespace:
     add("--intermediate_dim", type=int, default=512)
     add("--seed", type=int, default=0)
     add("--tiny", action="store_true", help="a smoke run: tiny model and text, target 0.02")
+    add(
+        "--sweep",
+        help="comma-separated learning rates tried for every peer first, e.g. "
+        "5e-5,2e-4,1e-3,5e-3 (default: none, the defaults' race alone)",
+    )
     args = parser.parse_args(argv)
     if args.tiny:
         args.source, args.megabytes = args.source or "docstrings", args.megabytes or 0.02
@@ -95,6 +107,12 @@ def parse_arguments(argv=None) -> argparse.Namespace:
         args.records is not None and args.vocabulary_size is None
     ):
         parser.error("--records, --heldout and --vocabulary_size go together")
+    try:
+        args.sweep = [float(rate) for rate in args.sweep.split(",")] if args.sweep else []
+    except ValueError:
+        parser.error(f"--sweep {args.sweep!r}: expected comma-separated learning rates")
+    if any(not 0 < rate < 1 for rate in args.sweep):
+        parser.error(f"--sweep: learning rates in (0, 1), got {args.sweep}")
     unknown = set(args.precision.split(",")) - {"defaults", "float32"}
     if unknown or not set(args.peers.split(",")) <= set(LABELS):
         parser.error(f"--precision: defaults,float32; --peers: a subset of {','.join(LABELS)}")
@@ -112,9 +130,11 @@ def accuracy(peer, heldout: list) -> float:
     return hits / total
 
 
-def race(args, peers: dict, stream, heldout: list) -> dict:
+def race(args, peers: dict, stream, heldout: list, budgets: dict | None = None) -> dict:
     """Rounds of `--eval_every` steps per unfinished peer (rotated order) until each reaches
-    the target or `--max_steps`; returns per peer steps, wall, cpu, accuracy, reached."""
+    the target or `--max_steps` (or trains past its `budgets` seconds); returns per peer steps,
+    wall, cpu, accuracy, reached."""
+    budgets = budgets or {}
     state = {name: {"steps": 0, "wall": 0.0, "cpu": 0.0, "reached": False} for name in peers}
     same_init(peers, heldout[0])
     for name, peer in peers.items():
@@ -123,7 +143,11 @@ def race(args, peers: dict, stream, heldout: list) -> dict:
     cached, round_index = [], 0
     while True:
         active = [
-            n for n in peers if not state[n]["reached"] and state[n]["steps"] < args.max_steps
+            n
+            for n in peers
+            if not state[n]["reached"]
+            and state[n]["steps"] < args.max_steps
+            and state[n]["wall"] < budgets.get(n, float("inf"))
         ]
         if not active:
             return state
@@ -225,6 +249,52 @@ def report(args, state: dict, default_policy: str) -> None:
     print("time to accuracy: " + ", ".join(parts))
 
 
+def with_rate(args, rate: float) -> argparse.Namespace:
+    """`args` with every peer's learning rate set to `rate`."""
+    rates = ("ours_learning_rate", "hf_learning_rate", "keras_hub_learning_rate")
+    return argparse.Namespace(**{**vars(args), **dict.fromkeys(rates, rate)})
+
+
+def sweep(args, build, read, heldout: list) -> dict:
+    """One race per `--sweep` rate; returns each peer's best: its state and rate."""
+    best = {}
+    for rate in args.sweep:
+        print(f"\nsweep: every peer at learning rate {rate:g}", flush=True)
+        peers, _ = build(with_rate(args, rate))
+        budgets = {name: b["state"]["wall"] for name, b in best.items()}
+        state = race(args, peers, read(True), heldout, budgets)
+        for name, s in state.items():
+            if s["reached"] and (name not in best or s["wall"] < best[name]["state"]["wall"]):
+                best[name] = {"state": s, "rate": rate}
+        print(
+            "  best so far: "
+            + ", ".join(f"{n} {b['rate']:g} ({b['state']['wall']:.0f} s)" for n, b in best.items())
+        )
+    return best
+
+
+def report_sweep(args, best: dict, names: dict) -> None:
+    """The tuned line: each peer at the rate that reached the target soonest."""
+    rows, parts = [], []
+    reference = best.get(names["ours"], {}).get("state")
+    for key, name in names.items():
+        if name not in best:
+            rows.append([name, "-", f"not reached at any of {args.sweep}", "", ""])
+            parts.append(f"{LABELS[key]} not reached at any swept rate")
+            continue
+        s, rate = best[name]["state"], best[name]["rate"]
+        rows.append([name, f"{rate:g}", str(s["steps"]), f"{s['wall']:.0f}", f"{s['cpu']:.0f}"])
+        note = (
+            "" if key == "ours" or reference is None else f" ({s['wall'] / reference['wall']:.1f}x)"
+        )
+        parts.append(f"{LABELS[key]} {s['wall']:.0f} s{note}")
+    print(
+        f"\nsweep over learning rates {', '.join(f'{r:g}' for r in args.sweep)}: each peer's best"
+    )
+    print_table(["peer", "best rate", "steps", "wall s", "cpu s"], rows)
+    print("time to accuracy, each at its best rate: " + ", ".join(parts))
+
+
 def main(argv=None) -> int:
     args = parse_arguments(argv)
     print("$ python " + " ".join(shlex.quote(a) for a in [sys.argv[0], *(argv or sys.argv[1:])]))
@@ -257,6 +327,14 @@ def main(argv=None) -> int:
         ).as_numpy_iterator()
 
     heldout = list(itertools.islice(read(heldout_pattern, False), args.heldout_batches))
+    best = {}
+    if args.sweep:
+        best = sweep(
+            args,
+            lambda swept: build_peers(swept, vocabulary_size, workdir),
+            lambda training: read(train, training),
+            heldout,
+        )
     peers, default_policy = build_peers(args, vocabulary_size, workdir)
     print(
         f"model L{args.num_layers} H{args.hidden_dim} A{args.num_heads} E{args.embedding_dim} "
@@ -265,7 +343,15 @@ def main(argv=None) -> int:
         f"{args.ours_learning_rate:g} (LAMB), keras-hub {args.keras_hub_learning_rate:g} "
         f"(Adam), HF {args.hf_learning_rate:g} (AdamW)"
     )
-    report(args, race(args, peers, read(train, True), heldout), default_policy)
+    state = race(args, peers, read(train, True), heldout)
+    if args.sweep:
+        names = {
+            "ours": f"ours {default_policy}",
+            "keras-hub": "keras-hub float32",
+            "hf": "hf float32",
+        }
+        report_sweep(args, best, {k: n for k, n in names.items() if n in state})
+    report(args, state, default_policy)
     return 0
 
 
