@@ -38,6 +38,7 @@ import argparse
 import dataclasses
 import logging
 import os
+import re
 import resource
 import sys
 import time
@@ -52,6 +53,9 @@ from pipelines.tokenization import SentencePieceEncoder
 from pipelines.writer_folder import writer_folder
 from pipelines.writer_settings import recorded_settings, write_in_folder
 from pipelines.writer_task import write_task, write_task_stats, writer_fingerprint
+
+# A finished shard's name (`pipelines.writer_folder.shard_name`).
+SHARD_NAME = re.compile(r"pretraining-\d{5}-of-\d{5}\.tfrecord")
 
 
 def write_pretraining_data(
@@ -181,11 +185,15 @@ def main(argv: list[str] | None = None) -> int:
     )
 
 
-def _reported(write, output_dir: str) -> int:
+def _reported(write, output_dir: str, beam: bool = False) -> int:
     """Runs `write()`; a bad input, an output folder not ours to write (in use, another
-    command's, a user's), a full disk or no permission exit 2; a failed worker 1."""
+    command's, a user's), a full disk or no permission exit 2; a failed worker 1; Ctrl-C one
+    line saying what was kept, 130 (as the `albert-keras` commands)."""
     try:
         write()
+    except KeyboardInterrupt:
+        print(f"\npretraining_data: interrupted; {_kept(output_dir, beam)}", file=sys.stderr)
+        return 130
     except (ValueError, FileNotFoundError) as error:
         print(f"pretraining_data: error: {error}", file=sys.stderr)
         return 2
@@ -196,6 +204,33 @@ def _reported(write, output_dir: str) -> int:
         print(f"pretraining_data: error: {error}", file=sys.stderr)
         return 1
     return 0
+
+
+def _kept(output_dir: str, beam: bool) -> str:
+    """What an interrupted run left in `output_dir`, and what a rerun does. Shards are renamed
+    into place only when whole, so the finished ones are whole; the local writer resumes the
+    others from their last checkpoint, Beam rewrites them all.
+
+    Example:
+    >>> _kept("nowhere", beam=False)
+    'nothing was written to nowhere: rerun the same command to start again'
+    """
+    try:
+        names = os.listdir(output_dir)
+    except OSError:
+        names = []
+    shards = sum(1 for name in names if SHARD_NAME.fullmatch(name))
+    if not names:
+        return f"nothing was written to {output_dir}: rerun the same command to start again"
+    if beam:
+        return (
+            f"{shards} finished shard(s) kept in {output_dir}: rerun the same command to write "
+            "them all again (Beam rewrites every shard)"
+        )
+    return (
+        f"{shards} finished shard(s) and the last checkpoint of each unfinished one kept in "
+        f"{output_dir}: rerun the same command to resume"
+    )
 
 
 def _main_beam(args: argparse.Namespace, beam_args: list[str], settings) -> int:
@@ -226,6 +261,7 @@ def _main_beam(args: argparse.Namespace, beam_args: list[str], settings) -> int:
             keep_freed_memory=True,  # in the workers that make records, as locally
         ),
         args.output_dir,
+        beam=True,
     )
 
 

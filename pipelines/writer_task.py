@@ -68,7 +68,15 @@ def write_task(
             "fingerprint": fingerprint,
             "checkpoint_seconds": s.checkpoint_seconds,
         }
-        read_stats = _run(files, s, plans, shared, progress)
+        # The progress lines count the examples of this task's shards, those already written
+        # included, as the last line does (`write_in_folder`): the two agree.
+        already = sum(
+            (read_progress(paths[i]) or {}).get("stats", {}).get("examples", 0)
+            if i not in plans
+            else (plans[i].stats or {}).get("examples", 0)
+            for i in shards
+        )
+        read_stats = _run(files, s, plans, shared, progress, already)
         _write_json(input_stats_path, {"fingerprint": fingerprint, "input": read_stats.to_dict()})
     else:
         read_stats = ReadStats.from_dict(saved["input"])
@@ -131,10 +139,12 @@ def _plan_shard(path: str, fingerprint: str) -> ShardPlan | None:
     return ShardPlan(path)
 
 
-def _run(files, s: WriterSettings, plans, shared, progress) -> ReadStats:
+def _run(files, s: WriterSettings, plans, shared, progress, already: int = 0) -> ReadStats:
     """Reads the input once and has the shards in `plans` written. Returns what was read.
 
-    `shared` holds the `ShardWorker` arguments common to all workers.
+    `shared` holds the `ShardWorker` arguments common to all workers; `already` is the number
+    of examples this task's shards held before (finished or resumed), counted in the progress
+    lines so that their count and the last line's agree.
     """
     owned = sorted(plans)
     num_workers = max(1, min(s.num_workers, len(owned)))
@@ -162,22 +172,32 @@ def _run(files, s: WriterSettings, plans, shared, progress) -> ReadStats:
                 pool.send(owner[shard], (group_index, group))
             if progress and time.monotonic() - last_report >= _PROGRESS_SECONDS:
                 last_report = time.monotonic()
-                rate = pool.examples_written.value / (last_report - started)
-                log(
-                    True,
-                    f"{100 * read_stats.bytes_read / total_bytes:.0f}% of the input read, "
-                    f"{read_stats.documents:,} documents, {pool.examples_written.value:,} examples "
-                    f"({rate:,.0f}/s)",
-                )
+                _report_progress(read_stats, total_bytes, pool, already, started)
         if read_stats.documents == 0:
             raise ValueError(f"no document could be read from {files} ({read_stats.skipped})")
         pool.finish()
+        if progress and last_report > started:
+            # The groups held back for batching are made at `finish`: said, so the last
+            # progress line counts what the last line does.
+            _report_progress(read_stats, total_bytes, pool, already, started)
     except BaseException:
         if pool is not None:
             pool.abort()
         _remove_unresumable(plans, shared["fingerprint"])
         raise
     return read_stats
+
+
+def _report_progress(read_stats, total_bytes: int, pool, already: int, started: float) -> None:
+    """One progress line: input read, documents, examples in this task's shards (and this
+    run's rate)."""
+    written = pool.examples_written.value
+    rate = written / max(time.monotonic() - started, 1e-9)
+    log(
+        True,
+        f"{100 * read_stats.bytes_read / total_bytes:.0f}% of the input read, "
+        f"{read_stats.documents:,} documents, {already + written:,} examples ({rate:,.0f}/s)",
+    )
 
 
 def _remove_unresumable(plans: dict[int, ShardPlan], fingerprint: str) -> None:
