@@ -29,7 +29,7 @@ def shared_data(tmp_path_factory):
     from glue_data import write_glue_tasks
 
     root = tmp_path_factory.mktemp("data")
-    for name in ("vocab", "corpus", "squad"):  # copies: a test's write never reaches tests/data
+    for name in ("vocab", "corpus", "squad", "reference"):  # copies: tests/data stays as committed
         shutil.copytree(TEST_DATA / name, root / name, ignore=shutil.ignore_patterns("*.md"))
     text = (TEST_DATA / "corpus" / "gutenberg" / "1342-0.txt").read_text(encoding="utf-8-sig")
     # Sentences for GLUE's rows: a plain split is enough, the rows need text, not linguistics.

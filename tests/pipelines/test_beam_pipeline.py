@@ -17,7 +17,7 @@ from pipelines.beam_writer import write_pretraining_data_beam
 from pipelines.pretraining_data import main
 
 SPM = "vocab/30k-clean.reconstructed.model"
-BOOK = "corpus/gutenberg/1661.txt"
+BOOK = "corpus/gutenberg/1342-0.txt"  # its first 160 kB
 
 
 def test_packed_documents_come_back_the_same():
@@ -52,9 +52,9 @@ def test_sentencepiece_loads_once_per_process_whatever_the_dofn_instances(
         max_seq_length=128,
         dupe_factor=1,
         num_shards=4,
-        group_chars=1 << 15,
+        group_chars=1 << 13,
     )
-    assert stats["examples"] > 300
+    assert stats["examples"] > 200
     assert len(loads) == 1
 
 
@@ -63,7 +63,7 @@ def test_worker_processes_load_sentencepiece_once_each_and_count_their_cpu(
 ):
     arguments = ["--input", str(shared_data / BOOK), "--spm_model", str(shared_data / SPM)]
     arguments += ["--output_dir", str(tmp_path / "out"), "--max_seq_length", "128"]
-    arguments += ["--dupe_factor", "1", "--num_shards", "3", "--group_chars", str(1 << 15)]
+    arguments += ["--dupe_factor", "1", "--num_shards", "3", "--group_chars", str(1 << 13)]
     arguments += ["--runner", "DirectRunner", "--direct_num_workers=2"]
     assert main([*arguments, "--direct_running_mode=multi_processing"]) == 0
     line = next(
@@ -73,7 +73,7 @@ def test_worker_processes_load_sentencepiece_once_each_and_count_their_cpu(
     read, make, write, loads = found.groups()
     assert int(loads) == 2  # one per worker process (both make shards: 3 shards, 2 workers)
     assert float(make) > float(read) > 0 and float(write) >= 0
-    assert json.loads((tmp_path / "out" / "stats.json").read_text())["examples"] > 300
+    assert json.loads((tmp_path / "out" / "stats.json").read_text())["examples"] > 200
 
 
 def test_a_model_changed_under_a_running_pipeline_is_refused(shared_data, tmp_path, monkeypatch):
@@ -93,7 +93,7 @@ def _write(shared_data, output_dir):
         max_seq_length=128,
         dupe_factor=1,
         num_shards=3,
-        group_chars=1 << 15,
+        group_chars=1 << 13,
     )
 
 
@@ -112,7 +112,7 @@ def test_the_shuffle_carries_where_the_text_lies_and_the_spill_folder_goes(
 
     monkeypatch.setattr(beam_pipeline, "_groups", recording)  # the in-process runner's worker
     stats = _write(shared_data, tmp_path / "out")
-    assert stats["examples"] > 300
+    assert stats["examples"] > 200
     groups_made = {group for group, _, _ in shuffled}
     assert len(shuffled) == len(groups_made) > 10  # one file: a piece per group
     for group, path, (spilled, offset, text_bytes, sizes_bytes) in shuffled:

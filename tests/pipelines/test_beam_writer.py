@@ -19,9 +19,9 @@ from pipelines.beam_writer import write_pretraining_data_beam
 from pipelines.pretraining_data import main, write_pretraining_data
 
 SPM = "vocab/30k-clean.reconstructed.model"
-# The two smallest books (1.3 MB): with 32k-character groups, groups span the two files.
+# Two book slices (260 kB): with 8k-character groups, groups span the two files.
 BOOKS = ["corpus/gutenberg/1342-0.txt", "corpus/gutenberg/1661.txt"]
-SETTINGS = {"max_seq_length": 128, "num_shards": 3, "group_chars": 1 << 15}
+SETTINGS = {"max_seq_length": 128, "num_shards": 3, "group_chars": 1 << 13}
 TIMING = ("seconds", "cpu_seconds")
 
 
@@ -87,7 +87,7 @@ def test_beam_writes_the_local_writers_bytes(settings, mode, shared_data, tmp_pa
     )
     beam = _beam(inputs, shared_data / SPM, tmp_path / "beam", mode, **SETTINGS, **settings)
     hashes = _hashes(tmp_path / "local")
-    assert len(hashes) == 3 and local["examples"] > 2000
+    assert len(hashes) == 3 and local["examples"] > 400
     assert _hashes(tmp_path / "beam") == hashes
     _same_stats(local, beam)
     assert beam["input"]["files_read"] == 2
@@ -192,4 +192,4 @@ def test_pipelines_work_without_apache_beam(shared_data, tmp_path):
         cwd=os.path.dirname(os.path.dirname(pretraining_data.__file__)),
         check=True,
     )
-    assert json.loads((tmp_path / "stats.json").read_text())["examples"] > 300
+    assert json.loads((tmp_path / "stats.json").read_text())["examples"] > 50

@@ -20,8 +20,8 @@ def _write(path, data: bytes):
     return str(path)
 
 
-def _reference_documents(shared_data):
-    text = (shared_data / "reference" / "gutenberg_sentences.txt").read_text(encoding="utf-8")
+def _reference_documents(data):
+    text = (data / "reference" / "gutenberg_sentences.txt").read_text(encoding="utf-8")
     return [document.split("\n") for document in text.rstrip("\n").split("\n\n")]
 
 
@@ -29,9 +29,28 @@ def _reference_documents(shared_data):
 
 
 def test_text_format_reproduces_the_reference_sentences(shared_data):
+    # tests/data's reference: the official format of the first 29 documents of the book slice.
     stats = ReadStats()
-    ours = list(iter_documents(str(shared_data / "corpus/gutenberg/[0-9]*.txt"), stats=stats))
+    ours = list(iter_documents(str(shared_data / "corpus/gutenberg/1342-0.txt"), stats=stats))
     reference = _reference_documents(shared_data)
+    assert len(reference) == 29 and len(ours) == 30  # the slice ends inside its 30th document
+    # The reference kept the UTF-8 byte-order mark (and the space that joined it to the next
+    # line); we drop it. Every other sentence is identical.
+    differing = []
+    for document_index, (mine, theirs) in enumerate(zip(ours, reference)):
+        assert len(mine) == len(theirs), document_index
+        differing += [(m, t) for m, t in zip(mine, theirs) if m != t]
+    assert len(differing) == 1
+    assert all(t.startswith("\ufeff") and t[1:].strip() == m for m, t in differing)
+    assert stats.sentences == sum(map(len, ours)) > sum(map(len, reference)) == 1654
+    assert stats.files_read == 1 and stats.skipped == {} and len(stats.repaired["bom"]) == 1
+
+
+@pytest.mark.slow  # the six whole books against ../shared/data's 8 MB reference
+def test_text_format_reproduces_the_whole_reference(full_data):
+    stats = ReadStats()
+    ours = list(iter_documents(str(full_data / "corpus/gutenberg/[0-9]*.txt"), stats=stats))
+    reference = _reference_documents(full_data)
     assert len(ours) == len(reference) == 1407
     # The reference kept the UTF-8 byte-order mark of four books (and the space that joined it
     # to the next line); we drop it. Every other sentence is identical.
@@ -52,7 +71,7 @@ def test_sentences_format_reads_the_reference_file_back(shared_data):
     ours = list(iter_documents(path, "sentences"))
     reference = _reference_documents(shared_data)
     reference[0][0] = reference[0][0].lstrip("\ufeff")  # the file's own BOM, dropped
-    assert ours == reference
+    assert ours == reference and len(ours) == 29
 
 
 def test_paragraphs_per_document_groups_paragraphs(tmp_path):

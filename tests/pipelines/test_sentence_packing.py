@@ -11,9 +11,11 @@ from pipelines.sentence_packing import pack_sentences, separated_tokens
 from pipelines.tokenization import SentencePieceEncoder
 
 SPM = "vocab/30k-clean.reconstructed.model"
-BOOKS = "corpus/gutenberg/*.txt"
+BOOKS = "corpus/gutenberg/*.txt"  # tests/data's six book slices (0.5 MB) and their licence
 CLS, SEP, MASK = 2, 3, 4
-SEQ = 512  # RoBERTa's length
+# RoBERTa packs 512 tokens; 128 here gives the half-megabyte of book slices ~3,000 examples at
+# dupe_factor 3, enough for the masking shares to be measured within their tolerances.
+SEQ = 128
 
 
 def _runs(documents, packing, max_seq_length=12):
@@ -70,7 +72,7 @@ def _write(shared_data, folder, **settings):
         spm_model=str(shared_data / SPM),
         output_dir=str(folder),
         max_seq_length=SEQ,
-        dupe_factor=1,
+        dupe_factor=3,
         num_shards=1,
         progress=False,
         **settings,
@@ -135,7 +137,7 @@ def _inner_runs(values, original):
 def test_packed_records_on_the_books(packing, book_runs, book_stream):
     folder, stats = book_runs[packing]
     values, original = _records(folder, stats)
-    assert len(original) == stats["examples"] > 4000
+    assert len(original) == stats["examples"] > 2000
     lengths = values["input_mask"].sum(axis=1)
     assert (original[:, 0] == CLS).all() and (
         original[np.arange(len(lengths)), lengths - 1] == SEP
@@ -150,7 +152,8 @@ def test_packed_records_on_the_books(packing, book_runs, book_stream):
         assert 0.05 < crossing.mean() < 0.5
         # The separator is never first or last: it always stands between two documents.
         assert all(run[0] != SEP and run[-1] != SEP for run in runs)
-        assert stats["reference_comparable"]["mean_len"] >= 0.95 * SEQ
+        # Full but for the sentence that did not fit: ~half a sentence short at 128 tokens.
+        assert stats["reference_comparable"]["mean_len"] >= 0.85 * SEQ
     # Every example is a contiguous run of the books' tokens: within one document (no [SEP]
     # inside) for doc_sentences, over the separators between documents for full_sentences.
     for row in np.random.default_rng(0).choice(len(runs), 200, replace=False):
@@ -172,7 +175,7 @@ def test_packing_keeps_the_masking_shares(packing, book_runs):
         assert abs(packed["ngram_shares"][n] - share) < 0.01, (n, packed["ngram_shares"], sop)
 
 
-@pytest.mark.slow  # ~45 s on 2 busy cores: a model traced at length 512
+@pytest.mark.slow  # ~45 s on 2 busy cores at length 512 (before the book slices: 128 now)
 def test_the_reader_and_the_pretrainer_take_packed_records(book_runs, shared_data):
     import keras
 

@@ -91,7 +91,7 @@ def tiny_tie_model(tmp_path_factory):
 def model_file(request, tiny_tie_model):
     if request.param == "tiny":
         return tiny_tie_model
-    return request.getfixturevalue("shared_data") / SPM  # skips where ../shared/data is absent
+    return request.getfixturevalue("shared_data") / SPM
 
 
 def piece_scores(processor, dtype) -> dict:

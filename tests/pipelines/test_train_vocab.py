@@ -15,7 +15,7 @@ from pipelines import train_vocab as tv
 from pipelines.documents import iter_documents
 from pipelines.sentencepiece_proto import sentencepiece_model_pb2
 
-BOOK = "corpus/gutenberg/1342-0.txt"  # Pride and Prejudice: 7,160 sentences
+BOOK = "corpus/gutenberg/1342-0.txt"  # Pride and Prejudice, its first 160 kB
 
 
 def _proto(path):
@@ -90,7 +90,8 @@ def test_outputs_summary_and_lower_case(trained, shared_data):
     ]
     assert _summary(prefix) == summary
     assert summary["lower_case"] is True
-    assert summary["sentences_read"] == summary["sentences_trained_on"] == 7160
+    read = len(_sentences(shared_data / BOOK))
+    assert summary["sentences_read"] == summary["sentences_trained_on"] == read > 1500
     assert summary["read"]["files_read"] == 1 and summary["read"]["repaired"]["bom"]
     vocab = [line.split("\t") for line in _read(prefix + ".vocab").decode().splitlines()]
     assert [piece for piece, _ in vocab] == [p.piece for p in _proto(prefix + ".model").pieces]
@@ -138,13 +139,19 @@ def test_sample_sentences_holds_only_the_sample_in_memory():
     assert alive["most"] <= 1000 + 2 * (1 << 16) + 1 and alive["now"] == 1000
 
 
+def _sentences(path):
+    return [sentence for document in iter_documents(str(path)) for sentence in document]
+
+
 def test_same_seed_same_bytes_other_seed_other_model(shared_data, tmp_path):
+    read = len(_sentences(shared_data / BOOK))
+
     def train(name, seed):
         prefix = str(tmp_path / name)
         summary = tv.train_vocab(
             str(shared_data / BOOK), prefix, vocab_size=400, input_sentence_size=1500, seed=seed
         )
-        assert summary["sentences_trained_on"] == 1500 and summary["sentences_read"] == 7160
+        assert summary["sentences_trained_on"] == 1500 and summary["sentences_read"] == read > 1500
         return _read(prefix + ".model"), open(prefix + ".vocab", "rb").read()
 
     first = train("a", seed=7)
@@ -153,15 +160,17 @@ def test_same_seed_same_bytes_other_seed_other_model(shared_data, tmp_path):
     assert other[1] != first[1]
 
 
-def test_sentences_format_on_the_reference_file(shared_data, tmp_path):
+def test_sentences_format(shared_data, tmp_path):
+    # The official input format: a sentence a line, a blank line between documents.
+    documents = list(iter_documents(str(shared_data / BOOK)))
+    path = tmp_path / "sentences.txt"
+    path.write_text("\n\n".join("\n".join(document) for document in documents) + "\n")
     summary = tv.train_vocab(
-        str(shared_data / "reference" / "gutenberg_sentences.txt"),
-        str(tmp_path / "spm"),
-        vocab_size=300,
-        input_format="sentences",
+        str(path), str(tmp_path / "spm"), vocab_size=300, input_format="sentences",
         input_sentence_size=1000,
-    )
-    assert summary["sentences_read"] == 79340 and summary["read"]["documents"] == 1407
+    )  # fmt: skip
+    assert summary["sentences_read"] == sum(map(len, documents)) > 1000
+    assert summary["read"]["documents"] == len(documents) > 20
 
 
 # === The command and bad input ===
@@ -181,7 +190,7 @@ def test_command_line(shared_data, tmp_path, capsys):
     assert error.count("\n") == 1 and "Vocabulary size too high" in error
     assert "--allow_smaller_vocab" in error and _read(prefix + ".model") == before
     assert tv.main(argv + ["--vocab_size", "20000", "--allow_smaller_vocab", "--overwrite"]) == 0
-    assert 5000 < _summary(prefix)["vocab_size"] < 20000
+    assert 1000 < _summary(prefix)["vocab_size"] < 20000
     assert sorted(os.listdir(tmp_path)) == ["spm.model", "spm.summary.json", "spm.vocab"]
 
 

@@ -198,7 +198,7 @@ def test_a_full_disk_is_one_line_naming_the_folder(num_workers, shared_data, tmp
         out = disk.root / "records"
         arguments = [
             "--input", str(shared_data / BOOK), "--spm_model", str(shared_data / SPM),
-            "--output_dir", str(out), "--max_seq_length", "128", "--dupe_factor", "1",
+            "--output_dir", str(out), "--max_seq_length", "128", "--dupe_factor", "6",
             "--num_shards", "2", "--num_workers", num_workers, "--quiet",
         ]  # fmt: skip
         result = subprocess.run(
