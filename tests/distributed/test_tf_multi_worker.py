@@ -1,0 +1,127 @@
+"""`albert-keras pretrain --strategy multi_worker` as two processes on localhost (TF_CONFIG, free
+ports): the chief alone owns --output_dir, the run equals a one-process run with the same global
+batch, a kill -9 of one worker stops the other in one line naming it, and rerunning both resumes.
+
+Each test starts real processes (about a minute each on 2 loaded cores: TensorFlow's start-up
+twice, gRPC collectives per step), so they are marked slow."""
+
+import json
+import os
+import sys
+import time
+
+import keras
+import numpy as np
+import pytest
+
+sys.path.insert(0, os.path.dirname(__file__))
+from workers import Workers, tf_configs
+
+import albert_keras  # noqa: F401  (registers the classes model.keras names)
+from albert_keras_contracts.output_folder import MANIFEST
+
+TINY = {"vocabulary_size": 100, "num_layers": 1, "num_heads": 2, "embedding_dim": 16,
+        "hidden_dim": 16, "intermediate_dim": 32, "max_sequence_length": 32}  # fmt: skip
+# Two processes' float32 sums in another order than one process's: the weights agree to ~1e-6.
+TOLERANCE = 1e-5
+# A lost peer is found by the collective's abort or the coordination service's heartbeat.
+LOST_WORKER_SECONDS = 90
+
+
+def _argv(records, output_dir, strategy, max_steps, eval_records=None):
+    return [
+        "-m", "albert_keras_cli", "pretrain", "--records", records, "--output_dir",
+        str(output_dir), *[f"--config={k}={v}" for k, v in TINY.items()], "--batch_size=8",
+        f"--max_steps={max_steps}", "--checkpoint_every=2", "--seed=1", "--jit_compile=false",
+        f"--strategy={strategy}",
+        *([f"--eval_records={eval_records}", "--eval_steps=2"] if eval_records else []),
+    ]  # fmt: skip
+
+
+def _two_workers(argv, tmp_path, name):
+    logs = tmp_path / name
+    logs.mkdir()
+    worker_tmp = tmp_path / f"{name}-tmp"  # where the non-chief's own folder goes
+    worker_tmp.mkdir()
+    envs = [{"TF_CONFIG": config, "TMPDIR": str(worker_tmp)} for config in tf_configs(2)]
+    return Workers(argv, envs, str(logs)), worker_tmp
+
+
+def _one_process(argv, tmp_path, name):
+    logs = tmp_path / name
+    logs.mkdir()
+    with Workers(argv, [{}], str(logs)) as one:
+        assert one.wait(300) == [0], one.log(0)[-3000:]
+
+
+def _weights(folder):
+    return keras.saving.load_model(folder / "model.keras", compile=False).get_weights()
+
+
+def _assert_same_run(one, two):
+    a, b = (json.loads((folder / "summary.json").read_text()) for folder in (one, two))
+    assert [h["step"] for h in a["history"]] == [h["step"] for h in b["history"]]
+    for x, y in zip(a["history"], b["history"]):
+        for name in x:
+            np.testing.assert_allclose(y[name], x[name], rtol=TOLERANCE, err_msg=name)
+    for name in a["eval"]:
+        np.testing.assert_allclose(b["eval"][name], a["eval"][name], rtol=TOLERANCE)
+    assert b["distribution"]["strategy"] == "MultiWorkerStrategy"
+    assert b["distribution"]["replicas"] == 2
+    for x, y in zip(_weights(one), _weights(two), strict=True):
+        np.testing.assert_allclose(y, x, atol=TOLERANCE)
+
+
+@pytest.mark.slow
+def test_two_workers_equal_one_process_and_the_chief_alone_writes(tiny_records, tmp_path):
+    one, two = tmp_path / "one", tmp_path / "two"
+    _one_process(_argv(tiny_records["train"], one, "cpu", 6, tiny_records["eval"]), tmp_path, "1")
+    argv = _argv(tiny_records["train"], two, "multi_worker", 6, tiny_records["eval"])
+    workers, worker_tmp = _two_workers(argv, tmp_path, "2")
+    with workers:
+        codes = workers.wait(300)
+        assert codes == [0, 0], workers.log(0)[-3000:] + workers.log(1)[-3000:]
+    assert (
+        sorted(os.listdir(two))
+        == sorted(os.listdir(one))
+        == [MANIFEST, "backbone.keras", "checkpoints", "logs", "model.keras", "summary.json"]
+    )
+    manifest = json.loads((two / MANIFEST).read_text())
+    assert sorted(manifest["files"]) == ["backbone.keras", "checkpoints", "logs",
+                                         "model.keras", "summary.json"]  # fmt: skip
+    assert os.listdir(worker_tmp) == []  # the non-chief's own folder is gone
+    _assert_same_run(one, two)
+
+
+@pytest.mark.slow
+def test_a_killed_worker_stops_the_other_and_both_resume(tiny_records, tmp_path):
+    steps = 40
+    one, two = tmp_path / "one", tmp_path / "two"
+    _one_process(_argv(tiny_records["train"], one, "cpu", steps), tmp_path, "1")
+    argv = _argv(tiny_records["train"], two, "multi_worker", steps)
+    workers, _ = _two_workers(argv, tmp_path, "killed")
+    state = two / "checkpoints" / "checkpoint.json"
+    with workers:
+        deadline = time.monotonic() + 300
+        while not state.exists() and time.monotonic() < deadline:
+            assert workers.wait(0.05) == [None, None], workers.log(0)[-3000:]
+        workers.kill(1)
+        killed_at = time.monotonic()
+        code = workers.wait(LOST_WORKER_SECONDS)[0]
+        waited = time.monotonic() - killed_at
+        chief_log = workers.log(0)
+    saved = json.loads(state.read_text())["step"]
+    assert code == 2, chief_log[-3000:]
+    assert waited < LOST_WORKER_SECONDS
+    errors = [line for line in chief_log.splitlines() if "error:" in line]
+    assert len(errors) == 1 and errors[0].startswith(
+        "albert-keras pretrain: error: lost worker 1 (localhost:"
+    ), chief_log[-3000:]
+    assert 2 <= saved < steps
+    workers, _ = _two_workers(argv, tmp_path, "resumed")
+    with workers:
+        assert workers.wait(300) == [0, 0], workers.log(0)[-3000:] + workers.log(1)[-3000:]
+        assert f"pretraining steps {saved + 1}..{steps}" in workers.log(1)
+    summary = json.loads((two / "summary.json").read_text())
+    assert summary["steps"]["resumed_from"] >= saved
+    _assert_same_run(one, two)
