@@ -122,6 +122,7 @@ class DistillSettings:
     jit_compile: str = _as_in_pretraining("jit_compile")
     steps_per_execution: int = _as_in_pretraining("steps_per_execution")
     spm_model: str | None = setting(None, "copied beside the student; none: the teacher's")
+    accept_old_text_path: bool = _as_in_pretraining("accept_old_text_path")
     seed: int = _as_in_pretraining("seed")
 
     def __post_init__(self):

@@ -9,6 +9,7 @@ import math
 from albert_keras_settings.choices import JIT_COMPILE
 from albert_keras_settings.setting import check_choices, paths_as_strings, setting
 from albert_keras_settings.shared_settings import (
+    accept_old_text_path_setting,
     fine_tuning_spm_setting,
     mixed_precision_setting,
     overwrite_setting,
@@ -102,6 +103,7 @@ class FinetuneGlueSettings:
         choices=TASK_TYPES,
     )
     spm_model: str | None = fine_tuning_spm_setting()
+    accept_old_text_path: bool = accept_old_text_path_setting("a model")
     source: str = setting(
         "tsv", "tsv: --glue_dir; tfds: tensorflow_datasets glue/* (network)", choices=SOURCES
     )

@@ -14,6 +14,7 @@ from albert_keras_settings.setting import (
     setting,
 )
 from albert_keras_settings.shared_settings import (
+    accept_old_text_path_setting,
     fine_tuning_spm_setting,
     mixed_precision_setting,
     overwrite_setting,
@@ -90,6 +91,7 @@ class FinetuneSquadSettings:
     )
     overwrite: bool = overwrite_setting("finetune-squad")
     spm_model: str | None = fine_tuning_spm_setting()
+    accept_old_text_path: bool = accept_old_text_path_setting("a model")
     head: str | None = setting(
         None, "none: a fine-tuned model's own head, else simple (1.1), v2 (2.0)", choices=HEADS
     )

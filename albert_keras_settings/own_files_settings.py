@@ -12,6 +12,7 @@ from albert_keras_settings.setting import (
 )
 from albert_keras_settings.setting import setting as _setting
 from albert_keras_settings.shared_settings import (
+    accept_old_text_path_setting,
     fine_tuning_spm_setting,
     mixed_precision_setting,
     strategy_setting,
@@ -44,6 +45,7 @@ class OwnFilesSettings:
         help="the run's folder: model.keras, metrics.json, validation and test predictions"
     )
     spm_model: str | None = fine_tuning_spm_setting()
+    accept_old_text_path: bool = accept_old_text_path_setting("a model")
     max_seq_length: int = _setting(128, "pieces per packed sequence ([CLS] and [SEP] included)")
     batch_size: int = _setting(16, "examples per step")
     epochs: int = _setting(3, "passes over the training file")

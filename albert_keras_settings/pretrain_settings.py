@@ -13,6 +13,7 @@ from albert_keras_settings.setting import (
     setting,
 )
 from albert_keras_settings.shared_settings import (
+    accept_old_text_path_setting,
     mixed_precision_setting,
     overwrite_setting,
     strategy_setting,
@@ -82,6 +83,7 @@ class PretrainSettings:
     jit_compile: str = setting("auto", "XLA; auto: on except on a CPU", choices=JIT_COMPILE)
     steps_per_execution: int = setting(1, "steps per compiled call (large values help TPUs)")
     spm_model: str | None = setting(None, "copied beside the model")
+    accept_old_text_path: bool = accept_old_text_path_setting("records")
     seed: int = setting(12345, "seeds the initial weights, the data order and dynamic masks")
     init_from: str | None = setting(
         None,

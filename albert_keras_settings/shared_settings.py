@@ -1,5 +1,5 @@
 """The settings several jobs take, each worded once: `--overwrite`, `--strategy`,
-`--mixed_precision`, and the fine-tuning jobs' `--spm_model`."""
+`--mixed_precision`, the fine-tuning jobs' `--spm_model` and `--accept_old_text_path`."""
 
 from __future__ import annotations
 
@@ -33,6 +33,19 @@ def fine_tuning_spm_setting() -> Any:
     """The fine-tuning jobs' `spm_model` setting: by default the vocabulary beside `--init_from`."""
     return setting(
         None, "SentencePiece .model; none: spm.model or the only *.model beside --init_from"
+    )
+
+
+def accept_old_text_path_setting(what: str) -> Any:
+    """The `accept_old_text_path` setting (`albert_keras_contracts.text_path`), default False.
+
+    Args:
+        what: str. What the job reads that records a text path (`"records"`, `"model"`).
+    """
+    return setting(
+        False,
+        f"use {what} made by an older text path (ids other than the official ALBERT code's: "
+        "'' read as \", no digit-comma split) as they are; without it they are refused",
     )
 
 

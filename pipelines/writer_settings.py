@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 from albert_keras_contracts import record_format
 from albert_keras_contracts.output_folder import OutputFolder
+from albert_keras_contracts.text_path import TEXT_PATH
 from albert_keras_settings.writer_settings import WriterSettings
 from pipelines.pretraining_examples import ExampleConfig
 from pipelines.pretraining_stats import PretrainingStats
@@ -34,6 +35,9 @@ def recorded_settings(settings: WriterSettings, encoder: SentencePieceEncoder) -
         "group_chars": settings.group_chars,
         "vocabulary_size": encoder.vocabulary_size,
         "vocabulary_sha256": encoder.model_sha256,
+        # Which text path made the ids (albert_keras_contracts.text_path): a folder of another
+        # one does not resume, and pretrain / distill refuse its records unless told.
+        "text_path": TEXT_PATH,
     }
 
 
@@ -72,6 +76,7 @@ def summarize(settings, files, read_stats, made: PretrainingStats, paths) -> dic
         "settings": settings,
         "vocabulary_size": settings["vocabulary_size"],
         "vocabulary_sha256": settings["vocabulary_sha256"],
+        "text_path": settings["text_path"],
         "files": files,
         "shards": [os.path.basename(p) for p in paths],
         "input": read_stats.to_dict(),

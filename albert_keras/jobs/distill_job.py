@@ -33,6 +33,7 @@ from albert_keras.training.periodic_training import (
 from albert_keras.training.precision import loss_scaled
 from albert_keras.training.record_inputs import RecordInputs
 from albert_keras_contracts import atomic_write
+from albert_keras_contracts.text_path import check_model_text_path
 from albert_keras_settings import DistillSettings
 
 BEFORE_FILE = "eval_before.json"
@@ -93,7 +94,11 @@ class _Distill(JobRun):
             self.teacher = _load_teacher(s.teacher)
         student = _student_config(s.student, s.config, self.teacher.backbone, inputs.max_seq_length)
         init = _student_init(s.student_init, self.teacher.backbone, student)
-        inputs.check_token_ids(student["vocabulary_size"], f"--teacher {s.teacher}", self.spm_model)
+        check_model_text_path(self.teacher, s.teacher, s.accept_old_text_path)
+        inputs.check_token_ids(
+            student["vocabulary_size"], f"--teacher {s.teacher}", self.spm_model,
+            s.accept_old_text_path,
+        )  # fmt: skip
         self.run_config = _run_config(s, inputs, student, init, self.precision)
         return self.run_config
 
@@ -120,7 +125,9 @@ class _Distill(JobRun):
         )
         self.eval_data, self.eval_steps = self.inputs.eval_data(s.batch_size, s.eval_steps)
         # Made after seeding (which drops the SentencePiece op of a tokenizer made before).
-        self.preprocessor = text_preprocessor(self.spm_model, self.inputs.max_seq_length)
+        self.preprocessor = text_preprocessor(
+            self.spm_model, self.inputs.max_seq_length, self.inputs.text_path
+        )
 
     def build(self, folder):
         """The distiller, evaluated before training (`eval_before.json`), then restored."""

@@ -57,6 +57,7 @@ from albert_keras.training.stop_at_step import StopAtStep
 from albert_keras.training.stop_on_non_finite_loss import StopOnNonFiniteLoss
 from albert_keras.training.warmup_early_stopping import WarmupEarlyStopping
 from albert_keras_contracts import atomic_write
+from albert_keras_contracts.text_path import check_model_text_path
 from albert_keras_contracts.vocabulary_identity import check_model_vocabulary
 from albert_keras_settings import FinetuneGlueSettings
 
@@ -201,6 +202,7 @@ def _load_backbone(s: FinetuneGlueSettings, precision: str, note) -> tuple:
     loaded, backbone, model_name = load_model_file(s.init_from)
     spm_path = str(find_spm_model(s.init_from, s.spm_model))
     message = check_model_vocabulary(loaded, model_name, spm_path)  # a mismatch is refused
+    check_model_text_path(loaded, model_name, s.accept_old_text_path)
     if message:
         note(message)
     if isinstance(s.init_from, keras.Model):

@@ -50,6 +50,7 @@ from albert_keras.training.precision import in_precision, loss_scaled
 from albert_keras.training.step_progress import progress_callbacks
 from albert_keras.training.stop_at_step import StopAtStep
 from albert_keras.training.stop_on_non_finite_loss import StopOnNonFiniteLoss
+from albert_keras_contracts.text_path import check_model_text_path
 from albert_keras_contracts.vocabulary_identity import check_model_vocabulary
 from albert_keras_settings import FinetuneSquadSettings
 
@@ -235,6 +236,7 @@ def _build_answerer(s: FinetuneSquadSettings, precision: str, data: _SquadData):
     own head, where it has the head asked for); returns (answerer, the model's name)."""
     loaded, backbone, model_name = load_model_file(s.init_from)
     note = check_model_vocabulary(loaded, model_name, str(data.spm_path))
+    check_model_text_path(loaded, model_name, s.accept_old_text_path)
     if note:
         print(note)
     trained = loaded if isinstance(loaded, AlbertQuestionAnswerer) else None

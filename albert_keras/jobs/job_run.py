@@ -211,13 +211,15 @@ class JobRun:
         atomic_write.write_json(path, summary)
 
 
-def text_preprocessor(spm_model: str | None, sequence_length: int):
+def text_preprocessor(spm_model: str | None, sequence_length: int, text_path: str | None = None):
     """The `AlbertPreprocessor` of a SentencePiece model (None without one), which a pretraining
     job's `model.keras` carries so that the loaded model takes strings.
 
     Args:
         spm_model: str or None. The SentencePiece `.model` the run's records were written with.
         sequence_length: int. The records' length.
+        text_path: str or None. The text path of the records' ids, which the tokenizer records
+            (`albert_keras_contracts.text_path`); None: today's.
 
     Example:
     >>> text_preprocessor("spm.model", 32).sequence_length, text_preprocessor(None, 32)
@@ -227,7 +229,7 @@ def text_preprocessor(spm_model: str | None, sequence_length: int):
         return None
     from albert_keras.preprocessing import AlbertPreprocessor, AlbertTokenizer
 
-    return AlbertPreprocessor(AlbertTokenizer(spm_model), sequence_length)
+    return AlbertPreprocessor(AlbertTokenizer(spm_model, text_path=text_path), sequence_length)
 
 
 @contextlib.contextmanager

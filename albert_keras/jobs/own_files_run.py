@@ -25,6 +25,7 @@ from albert_keras.training.model_files import check_outside, find_spm_model, loa
 from albert_keras.training.precision import in_precision, loss_scaled
 from albert_keras.training.step_progress import progress_callbacks
 from albert_keras_contracts import atomic_write
+from albert_keras_contracts.text_path import check_model_text_path
 from albert_keras_contracts.vocabulary_identity import check_model_vocabulary
 
 
@@ -76,6 +77,7 @@ class OwnFilesRun(JobRun):
             self.backbone = in_precision(backbone, self.precision)
         self.spm_path = find_spm_model(s.init_from, s.spm_model)
         message = check_model_vocabulary(loaded, self.model_name, str(self.spm_path))
+        check_model_text_path(loaded, self.model_name, s.accept_old_text_path)
         if message:
             self.note(message)
         self.preprocessor = AlbertPreprocessor(

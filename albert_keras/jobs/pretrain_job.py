@@ -109,7 +109,9 @@ class _Pretrain(JobRun):
         )
         self.eval_data, self.eval_steps = self.inputs.eval_data(self.micro_batch, s.eval_steps)
         # Made after seeding (which drops the SentencePiece op of a tokenizer made before).
-        self.preprocessor = text_preprocessor(s.spm_model, self.inputs.max_seq_length)
+        self.preprocessor = text_preprocessor(
+            s.spm_model, self.inputs.max_seq_length, self.inputs.text_path
+        )
 
     def build(self, folder):
         s = self.settings
@@ -195,7 +197,9 @@ def _check_vocabulary(s: PretrainSettings, inputs, backbone_config: dict, init) 
     source = "--config vocabulary_size" if "vocabulary_size" in s.config else None
     model_source = f"--init_from {s.init_from}" if init else f"--preset {s.preset}"
     source = source or (f"--spm_model {s.spm_model}" if s.spm_model else model_source)
-    inputs.check_token_ids(backbone_config["vocabulary_size"], source, s.spm_model)
+    inputs.check_token_ids(
+        backbone_config["vocabulary_size"], source, s.spm_model, s.accept_old_text_path
+    )
 
 
 # === Training ===

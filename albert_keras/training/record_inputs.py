@@ -2,6 +2,7 @@
 
 import os
 
+from albert_keras_contracts.text_path import check_text_path, recorded_text_path
 from albert_keras_contracts.vocabulary_identity import check_same_vocabulary, describe
 from albert_keras_contracts.writer_stats import read_writer_stats, stats_path
 from pipelines import read_pretraining_records
@@ -61,15 +62,18 @@ class RecordInputs:
         self.num_eval_examples = count_records(self.eval_files, "--eval_records")
         self.eval_steps = 0  # set by `eval_data`
         self.vocabulary = None  # set by `check_token_ids`
+        self.text_path = None  # likewise: the records' stats.json's (None: no stats)
 
     def description(self) -> dict:
-        """The globs, held-out steps and vocabulary (`{"file", "sha256", "pieces"}` of the
-        `spm_model` given to `check_token_ids`, or None), as a run's summary records them."""
+        """The globs, held-out steps, vocabulary (`{"file", "sha256", "pieces"}` of the
+        `spm_model` given to `check_token_ids`, or None) and the records' text path
+        (`albert_keras_contracts.text_path`), as a run's summary records them."""
         return {
             "records": self.records,
             "eval_records": self.eval_records,
             "eval_steps": self.eval_steps,
             "vocabulary": self.vocabulary,
+            "text_path": self.text_path,
         }
 
     def absolute_files(self) -> list[str]:
@@ -77,9 +81,14 @@ class RecordInputs:
         return [path if "://" in path else os.path.abspath(path) for path in self.files]
 
     def check_token_ids(
-        self, vocabulary_size: int, source: str, spm_model: str | None = None
+        self,
+        vocabulary_size: int,
+        source: str,
+        spm_model: str | None = None,
+        accept_old_text_path: bool = False,
     ) -> None:
-        """Refuses records made with another vocabulary than the model's, in one line.
+        """Refuses records made with another vocabulary than the model's, or by an older text
+        path (unless `accept_old_text_path`), in one line.
 
         Where the writer's `stats.json` sits beside the records, `spm_model` must be the
         vocabulary it records (same sha256 and pieces) and `vocabulary_size` at least its
@@ -90,8 +99,11 @@ class RecordInputs:
             vocabulary_size: int. The model's vocabulary size.
             source: str. Where it came from (e.g. `"--spm_model out/spm.model"`).
             spm_model: str or None. The vocabulary copied beside the model.
+            accept_old_text_path: bool. Train on records of an older text path as they are
+                (`--accept_old_text_path`); the run records the oldest one read.
         """
         self.vocabulary = describe(spm_model)
+        found = []
         name = f"--spm_model {spm_model}"
         for flag, files in (("--records", self.files), ("--eval_records", self.eval_files)):
             for folder in sorted({os.path.dirname(path) for path in files}):
@@ -105,8 +117,11 @@ class RecordInputs:
                         model_vocabulary_size=vocabulary_size,
                         model_name=source,
                     )
+                    found.append(recorded_text_path(stats))
+                    check_text_path(found[-1], stats_path(folder), accept_old_text_path)
             if files:
                 check_token_ids(files, vocabulary_size, flag, source)
+        self.text_path = min(found) if found else None  # "albert-official-1" < "-2"
 
     def train_data(
         self,
