@@ -115,7 +115,7 @@ def test_predict_command_answers_with_label_names(classification_run, tmp_path, 
     answers = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
     assert len(answers) == 2
     for answer in answers:
-        assert sorted(answer) == ["class_id", "label", "probabilities"]
+        assert {"class_id", "label", "probabilities"} <= set(answer)
         assert answer["label"] == LABELS[int(np.argmax(answer["probabilities"]))]
 
 
@@ -174,3 +174,24 @@ def test_bad_files_exit_2_with_one_line(change, message, data, saved_backbone, t
     assert error.startswith("albert-keras finetune-glue: error: ") and "\n" not in error
     assert message in error
     assert not (tmp_path / "out").exists()  # refused before the folder is made
+
+
+@pytest.mark.slow  # a SavedModel export and load: ~15 s on a quiet machine
+def test_exported_saved_model_answers_with_label_names(classification_run, tmp_path):
+    import tensorflow as tf
+    import tensorflow_text  # noqa: F401  (the SavedModel's SentencePiece ops)
+
+    from albert_keras.serving.export_saved_model import export_saved_model
+
+    model = keras.saving.load_model(classification_run / "model.keras")
+    outputs = export_saved_model(model, tmp_path / "served")
+    assert outputs["pairs"] == ["probabilities", "label"]
+    served = tf.saved_model.load(str(tmp_path / "served"))
+    dev = _rows(9, offset=100)
+    texts_a, texts_b = [r["review"] for r in dev], [r["title"] for r in dev]
+    answer = served.signatures["pairs"](text_a=tf.constant(texts_a), text_b=tf.constant(texts_b))
+    expected = predict_texts(model, texts_a, texts_b)
+    assert [x.decode() for x in answer["label"].numpy()] == [e["label"] for e in expected]
+    np.testing.assert_allclose(
+        answer["probabilities"].numpy(), [e["probabilities"] for e in expected], atol=1e-5
+    )
