@@ -40,6 +40,18 @@ def shared_data(tmp_path_factory):
     return root
 
 
+def pytest_collection_modifyitems(config, items):
+    """A test that needs ../shared/data (`full_data`) must be marked slow: `make test` runs
+    whole in a fresh clone, where ../shared/data is absent."""
+    unmarked = [
+        item.nodeid
+        for item in items
+        if "full_data" in getattr(item, "fixturenames", ()) and not item.get_closest_marker("slow")
+    ]
+    if unmarked:
+        raise pytest.UsageError(f"full_data needs @pytest.mark.slow: {', '.join(unmarked)}")
+
+
 @pytest.fixture(scope="session")
 def full_data():
     """../shared/data itself, for the few checks that need whole books or files (its 8 MB of
