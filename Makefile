@@ -23,17 +23,20 @@ install-hf: install
 # The whole suite except tests marked slow; 12-15 minutes on 2 cores. No ../shared needed: real
 # data comes from tests/data (PROVENANCE.md in each folder) or is written at test time.
 # PYTEST_ARGS adds pytest flags, e.g. PYTEST_ARGS=--durations=25 for the 25 slowest tests.
+# --dist loadfile: each test file runs on one worker, so its module fixtures (a fine-tuned model,
+# a folder of records) are built once, not once per worker that gets some of its tests.
+XDIST := -n 2 --dist loadfile
 test: install
-	$(PY) -m pytest -q -n 2 -m "not slow" $(PYTEST_ARGS)
+	$(PY) -m pytest -q $(XDIST) -m "not slow" $(PYTEST_ARGS)
 
 # Everything, slow tests included; `make test-all PYTEST_ARGS="-m slow"` runs only what
 # `make test` leaves out (CI runs the two that way: .ci/run).
 test-all: install
-	$(PY) -m pytest -q -n 2 $(PYTEST_ARGS)
+	$(PY) -m pytest -q $(XDIST) $(PYTEST_ARGS)
 
 # make test's line coverage (coverage.py through pytest-cov), package by package.
 test-cov: install
-	$(PY) -m pytest -q -n 2 -m "not slow" --cov=albert_keras --cov=albert_keras_cli \
+	$(PY) -m pytest -q $(XDIST) -m "not slow" --cov=albert_keras --cov=albert_keras_cli \
 		--cov=albert_keras_contracts --cov=albert_keras_settings --cov=pipelines \
 		--cov-report=term $(PYTEST_ARGS)
 
