@@ -7,12 +7,19 @@ class UnusedPooler:
     Their pooler gets no gradient: Keras warned "Gradients do not exist for variables
     ['pooler/kernel', 'pooler/bias']" in every run and kept optimizer slots for it. The official
     run_squad's optimizer skips it likewise (its gradient is None), and Hugging Face's
-    `AlbertForQuestionAnswering` / `AlbertForTokenClassification` have none. Listed here as
+    `AlbertForQuestionAnswering` / `AlbertForTokenClassification` have none; an
+    `AlbertPretrainer` without a sentence head (MLM only) reads it no more. Listed here as
     non-trainable, it keeps its loaded values; the backbone is not changed (its pooler stays
     trainable for a classifier built on it).
     """
 
+    def _pooler_unused(self) -> bool:
+        """Whether the head never reads the pooled output (always, unless a model says)."""
+        return True
+
     def _unused_weight_ids(self) -> set:
+        if not self._pooler_unused():
+            return set()
         pooler = getattr(getattr(self, "backbone", None), "pooler", None)
         return {id(weight) for weight in pooler.weights} if pooler is not None else set()
 
