@@ -63,6 +63,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="replace an earlier export in --output_dir made from another model or settings",
     )
+    # The usage as argparse writes it, with the two required flags out of brackets: argparse
+    # cannot be told they are required (it would refuse the positional spelling of old).
+    usage = parser.format_usage().removeprefix("usage: ").rstrip("\n")
+    for flag in ("--model MODEL", "--output_dir OUTPUT_DIR"):
+        usage = usage.replace(f"[{flag}]", flag)
+    parser.usage = usage.replace("%", "%%").replace(parser.prog, "%(prog)s", 1)
 
 
 def check_arguments(args: argparse.Namespace) -> None:

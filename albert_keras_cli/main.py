@@ -19,7 +19,8 @@ import json
 import os
 import sys
 
-from albert_keras_cli import __version__
+from albert_keras_cli import __version__, prompt_exit
+from albert_keras_cli.help_formatter import HelpFormatter
 from albert_keras_cli.quiet_logging import configure_logging, import_tensorflow
 from albert_keras_contracts.output_folder import os_error_line
 
@@ -56,8 +57,26 @@ DESCRIPTION = (
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Runs the command line `argv` (default `sys.argv[1:]`); returns the exit code."""
-    argv = sys.argv[1:] if argv is None else list(argv)
+    """Runs the command line `argv` (default `sys.argv[1:]`); returns the exit code.
+
+    Without `argv` (as the `albert-keras` program), the process also ends within a moment of
+    the command's last line, its exit handlers run but not Python's teardown of TensorFlow
+    (`albert_keras_cli.prompt_exit`).
+    """
+    if argv is not None:
+        return _run(list(argv))
+    prompt_exit.exit_promptly()
+    try:
+        code = _run(sys.argv[1:])
+    except SystemExit as stop:  # --help, a flag error: argparse's own exit
+        prompt_exit.set_exit_code(stop.code)
+        raise
+    prompt_exit.set_exit_code(code)
+    return code
+
+
+def _run(argv: list[str]) -> int:
+    """`main`'s work: parses `argv`, runs the command, returns the exit code."""
     verbose = "--verbose" in argv
     configure_logging(verbose)
     parser = argparse.ArgumentParser(prog="albert-keras", description=DESCRIPTION)
@@ -80,8 +99,8 @@ def main(argv: list[str] | None = None) -> int:
             name,
             help=help_text,
             parents=[common],
-            # Every flag's default in its help, the same way in every command.
-            formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+            # Every flag's default in its help (or "(required)"), the same way in every command.
+            formatter_class=HelpFormatter,
         )
         if name == chosen:
             if not module_name.startswith("albert_keras_cli."):

@@ -9,8 +9,9 @@ question answerer on a SQuAD file or on JSON lines of questions.
     echo '{"question": "who?", "context": "..."}' | albert-keras predict --model squad_run/model.keras
 
 With `--task` it prints GLUE's metrics on the task's dev split(s) (and writes them as JSON to
-`--output`); otherwise it writes one JSON line per input line, in order (`{"label": 1,
-"probabilities": [...]}`, or `{"score": ...}` for STS-B), to `--output` or stdout. The model
+`--output`); otherwise it writes one JSON line per input line, in order, each starting with
+the text it answers (`{"text": "a film I loved", "label": 1, "probabilities": [...]}`,
+`"text_pair"` too with `--pairs`, `"score"` for STS-B), to `--output` or stdout. The model
 reads text through the preprocessor saved in it (as `finetune-glue` saves it): the same ids it
 was trained on and that its exported SavedModel serves. A classifier saved without one (before
 `finetune-glue` saved it) needs `--spm_model` (and `--max_seq_length`, its fine-tuning length).
@@ -18,7 +19,8 @@ was trained on and that its exported SavedModel serves. A classifier saved witho
 A question answerer (`finetune-squad`'s `model.keras`) reads a SQuAD JSON file (its official
 EM/F1 are printed when it has answers, for 2.0 at the no-answer threshold that maximizes F1 on
 it, unless `--null_threshold` is given; `--output` gets the official `predictions.json`) or JSON
-lines `{"question": ..., "context": ...}` (one `{"answer": ..., "null_odds": ...}` line each).
+lines `{"question": ..., "context": ...}` (one `{"id": ..., "answer": ..., "null_odds": ...}`
+line each: the line's `"id"`, or its `"question"` where it has no id).
 Its contexts are cut into windows with the `doc_stride` and `max_query_length` it was fine-tuned
 with (saved in it); `--doc_stride` / `--max_query_length` override them.
 An `--spm_model` given with a model that carries its vocabulary must be that vocabulary (the
@@ -33,7 +35,13 @@ import os
 import sys
 
 from albert_keras_cli.finetune_glue import TASKS
-from albert_keras_cli.predict_files import decoded_lines, emit_json_lines, read_bytes, write_output
+from albert_keras_cli.predict_files import (
+    decoded_lines,
+    emit_json_lines,
+    read_bytes,
+    with_inputs,
+    write_output,
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -188,7 +196,8 @@ def run(args: argparse.Namespace) -> int:
     _refuse_squad_file(data, name, args.model)
     texts_a, texts_b = split_lines(data, name, args.pairs)
     predictions = predict_texts(model, texts_a, texts_b, args.batch_size)
-    emit_json_lines(predictions, args.output, "predictions")
+    records = with_inputs(predictions, text=texts_a, text_pair=texts_b)  # which line each answers
+    emit_json_lines(records, args.output, "predictions")
     return 0
 
 

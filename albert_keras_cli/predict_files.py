@@ -34,6 +34,21 @@ def write_output(path: str, text: str) -> None:
     atomic_write.write_text(path, text)
 
 
+def with_inputs(records: list, **inputs) -> list:
+    """Each record with the input it answers first (`inputs`: name -> one value per record;
+    None: left out), so a JSON line says which line it answers.
+
+    Example:
+    >>> with_inputs([{"label": 1}], text=["a film I loved"], text_pair=None)
+    [{'text': 'a film I loved', 'label': 1}]
+    """
+    given = {name: values for name, values in inputs.items() if values is not None}
+    return [
+        {**{name: values[i] for name, values in given.items()}, **record}
+        for i, record in enumerate(records)
+    ]
+
+
 def emit_json_lines(records: list, output: str | None, noun: str) -> None:
     """One JSON line per record: into `output` (atomically, and a count on stderr), else stdout.
 

@@ -43,11 +43,13 @@ def run_squad(model, args: argparse.Namespace, data: bytes, name: str) -> int:
     squad = squad_file(data)
     if squad is not None:
         return _score_file(model, args, squad, name, settings)
-    questions, contexts = read_question_lines(data, name)
+    questions, contexts, ids = read_question_lines(data, name)
     from albert_keras.squad.squad_answers import answer_questions
 
     answers = answer_questions(model, questions, contexts, **settings)
-    emit_json_lines(answers, args.output, "answers")
+    # Each answer says which line it answers: the line's "id" where it has one, else its question.
+    echoes = [{"id": i} if i is not None else {"question": q} for i, q in zip(ids, questions)]
+    emit_json_lines([{**echo, **a} for echo, a in zip(echoes, answers)], args.output, "answers")
     return 0
 
 
@@ -70,18 +72,19 @@ def squad_file(data: bytes) -> dict | None:
     return None
 
 
-def read_question_lines(data: bytes, name: str) -> tuple[list[str], list[str]]:
-    """`(questions, contexts)` of JSON lines `{"question": ..., "context": ...}`, in order;
-    blank lines are skipped; anything else is a ValueError naming the file and line.
+def read_question_lines(data: bytes, name: str) -> tuple[list[str], list[str], list]:
+    """`(questions, contexts, ids)` of JSON lines `{"question": ..., "context": ...}` (and an
+    optional `"id"`: None where a line has none), in order; blank lines are skipped; anything
+    else is a ValueError naming the file and line.
 
     Example:
-    >>> read_question_lines(b'{"question": "who?", "context": "me"}\\n\\n', "stdin")
-    (['who?'], ['me'])
+    >>> read_question_lines(b'{"question": "who?", "context": "me", "id": 7}\\n\\n', "stdin")
+    (['who?'], ['me'], [7])
     >>> read_question_lines(b'{"question": "who?"}\\n', "q.jsonl")
     Traceback (most recent call last):
     ValueError: q.jsonl line 1: needs {"question": ..., "context": ...} (strings), or give a SQuAD file
     """
-    questions, contexts = [], []
+    questions, contexts, ids = [], [], []
     for number, line in decoded_lines(data, name):
         if not line.strip():
             continue
@@ -100,7 +103,8 @@ def read_question_lines(data: bytes, name: str) -> tuple[list[str], list[str]]:
             )
         questions.append(row["question"])
         contexts.append(row["context"])
-    return questions, contexts
+        ids.append(row.get("id"))
+    return questions, contexts, ids
 
 
 def _score_file(model, args, squad: dict, name: str, settings: dict) -> int:

@@ -59,6 +59,8 @@ def test_lines_of_a_file_give_one_json_line_each(finetuned, tmp_path):
     expected = _expected_probabilities(model_path, LINES)
     np.testing.assert_allclose(probabilities, expected, rtol=0, atol=1e-6)
     assert [row["label"] for row in rows] == expected.argmax(axis=-1).tolist()
+    assert [row["text"] for row in rows] == LINES  # each line says which input it answers
+    assert all(list(row)[0] == "text" for row in rows)
 
 
 def test_stdin_to_stdout(finetuned, monkeypatch, capsys):
