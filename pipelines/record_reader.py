@@ -19,6 +19,7 @@ nothing depends on iterator history.
 
 import contextlib
 import dataclasses
+import re
 from collections.abc import Sequence
 
 import numpy as np
@@ -101,16 +102,74 @@ def _check_record(file_name: str, record: bytes, lengths: dict[str, int]) -> Non
             )
 
 
-def _parse_batch(serialized: tf.Tensor, lengths: dict[str, int]) -> dict[str, tf.Tensor]:
+# What a failed record check's message starts with (`bad_record_line` finds it in an error).
+_CHECK_PREFIX = "records check: "
+
+
+def _value_limits(lengths: dict[str, int], vocabulary_size: int | None) -> tuple:
+    """`(feature, limit, what a value beyond it is)` of the features whose values index
+    something: a masked position the sequence, an id the vocabulary (when the writer's
+    stats.json says its size; otherwise only negative ids are caught here, the jobs'
+    `check_token_ids` reads the first records of each file against the model)."""
+    length = lengths[record_format.INPUT_IDS]
+    ids = (2**62, "a negative id")
+    if vocabulary_size is not None:
+        ids = (vocabulary_size, f"outside [0, {vocabulary_size}): the stats.json vocabulary")
+    return (
+        (record_format.MASKED_LM_POSITIONS, length, f"outside [0, {length}): max_seq_length"),
+        (record_format.INPUT_IDS, *ids),
+        (record_format.MASKED_LM_IDS, *ids),
+    )
+
+
+def _check_values(features, names, indices, limits) -> list:
+    """One `tf.debugging.Assert` per feature of `limits`: every value in [0, limit), else the
+    error names the file, the record (its index in the file) and the value. A few reductions
+    per batch, against a position or id out of range failing later as an unnamed "Graph
+    execution error" (or, on a GPU, a gather reading zeros silently)."""
+    asserts = []
+    for name, limit, what in limits:
+        values = features[name]
+        good = (values >= 0) & (values < limit)
+        rows_good = tf.reduce_all(good, axis=1)
+        row = tf.argmin(tf.cast(rows_good, tf.int32))  # the first bad row (0 when none)
+        value = values[row][tf.argmin(tf.cast(good[row], tf.int32))]
+        message = tf.strings.join([
+            _CHECK_PREFIX, names[row], ": record ", tf.strings.as_string(indices[row]),
+            f": {name} holds ", tf.strings.as_string(value), f", {what}",
+        ])  # fmt: skip
+        asserts.append(tf.debugging.Assert(tf.reduce_all(rows_good), [message]))
+    return asserts
+
+
+def bad_record_line(error_message: str) -> str | None:
+    """The line a failed record check put in a TensorFlow error (`FILE: record N: FEATURE
+    holds VALUE, outside [0, LIMIT): ...`), or None for any other error.
+
+    Example:
+    >>> bad_record_line("Graph execution error: ... assertion failed: [records check: "
+    ...                 "r.tfrecord: record 7: masked_lm_positions holds 200, outside [0, 128): "
+    ...                 "max_seq_length]\\n\\t [[{{node Assert}}]]")
+    'r.tfrecord: record 7: masked_lm_positions holds 200, outside [0, 128): max_seq_length'
+    """
+    match = re.search(re.escape(_CHECK_PREFIX) + r"(.*?)\](?:\n|$)", error_message)
+    return match.group(1) if match else None
+
+
+def _parse_batch(batch, lengths: dict[str, int], limits=()) -> dict[str, tf.Tensor]:
+    """Parses a batch of `(file names, record indices, serialized records)`; checks the values
+    of `limits` (`_check_values`)."""
+    names, indices, serialized = batch
     spec = {
         name: tf.io.FixedLenFeature([length], tf.as_dtype(record_format.BY_NAME[name].dtype))
         for name, length in lengths.items()
     }
     features = tf.io.parse_example(serialized, spec)
-    return {
-        name: value if value.dtype == tf.float32 else tf.cast(value, tf.int32)
-        for name, value in features.items()
-    }
+    with tf.control_dependencies(_check_values(features, names, indices, limits)):
+        return {
+            name: tf.identity(value) if value.dtype == tf.float32 else tf.cast(value, tf.int32)
+            for name, value in features.items()
+        }
 
 
 def read_pretraining_records(
@@ -173,22 +232,23 @@ def read_pretraining_records(
     masking = _masking_settings(files, dynamic_masking)
     lengths = record_format.feature_lengths(max_seq_length, max_predictions_per_seq)
     _check_first_records(files, lengths)
+    limits = _value_limits(lengths, recorded_vocabulary_size(files))
     if start_step is not None:
         if seed is None:
             raise ValueError("start_step needs a seed (the batches are a function of both)")
         if input_context is not None:
             raise ValueError("start_step does not go with input_context")
-        examples = _parsed_in_order(files, lengths, batch_size)
+        examples = _parsed_in_order(files, lengths, batch_size, limits)
         num_examples = count_records(files) if num_examples is None else num_examples
         return _seeded_passes(examples, batch_size, num_examples=num_examples, seed=seed,
                               start_step=start_step, masking=masking)  # fmt: skip
     return _streamed(files, lengths, batch_size, shuffle=shuffle, repeat=repeat, seed=seed,
                      masking=masking, input_context=input_context,
-                     drop_remainder=drop_remainder)  # fmt: skip
+                     drop_remainder=drop_remainder, limits=limits)  # fmt: skip
 
 
 def _streamed(files, lengths, batch_size, *, shuffle, repeat, seed, masking, input_context,
-              drop_remainder) -> tf.data.Dataset:  # fmt: skip
+              drop_remainder, limits=()) -> tf.data.Dataset:  # fmt: skip
     """The batches of a run that is not resumed: shuffled (or not), repeated (or not)."""
     keep_order = seed is not None or not shuffle
     if seed is None:
@@ -203,7 +263,7 @@ def _streamed(files, lengths, batch_size, *, shuffle, repeat, seed, masking, inp
         repeat=repeat,
         drop_remainder=drop_remainder,
     )
-    dataset = _parsed_batches(dataset, lengths, masking, seed)
+    dataset = _parsed_batches(dataset, lengths, masking, seed, limits)
     options = tf.data.Options()
     # A seeded or unshuffled pipeline keeps its order; otherwise let fast workers go first.
     options.deterministic = keep_order
@@ -249,21 +309,21 @@ def _this_pipeline(files: list[str], batch_size: int, seed: int,
 
 
 def _parsed_batches(
-    dataset, lengths, masking: MaskingSettings | None, seed: int
+    dataset, lengths, masking: MaskingSettings | None, seed: int, limits=()
 ) -> tf.data.Dataset:
     """Parses batches of serialized records, and re-masks them when `masking` is given (a fresh
     seed per batch, different every epoch yet fixed by `seed`)."""
     if masking is None:
         return dataset.map(
-            lambda serialized: _parse_batch(serialized, lengths),
+            lambda *batch: _parse_batch(batch, lengths, limits),
             num_parallel_calls=tf.data.AUTOTUNE,
         )
 
     # Plain TF ops with explicit loops: skipping AutoGraph's conversion saves seconds; parse and
     # re-mask in one map saves a stage's hand-over per batch.
     @tf.autograph.experimental.do_not_convert
-    def parse_and_remask(serialized, batch_seed):
-        return remask_batch(_parse_batch(serialized, lengths), batch_seed, masking)
+    def parse_and_remask(batch, batch_seed):
+        return remask_batch(_parse_batch(batch, lengths, limits), batch_seed, masking)
 
     seeds = tf.data.Dataset.random(seed=seed + 2, rerandomize_each_iteration=True).batch(2)
     return tf.data.Dataset.zip(dataset, seeds).map(
@@ -274,13 +334,22 @@ def _parsed_batches(
 def _serialized_batches(
     files, batch_size, *, shuffle_seed, repeat, drop_remainder
 ) -> tf.data.Dataset:
-    """Batches of serialized records: files (shuffled with `shuffle_seed`, else in order) ->
-    parallel interleave -> example shuffle -> repeat -> batch."""
+    """Batches of `(file name, record index in it, serialized record)`: files (shuffled with
+    `shuffle_seed`, else in order) -> parallel interleave -> example shuffle -> repeat ->
+    batch. The name and index ride along for the record checks' messages (`_check_values`)."""
+
+    def records(name):
+        return (
+            tf.data.TFRecordDataset(name)
+            .enumerate()
+            .map(lambda index, record: (name, index, record))
+        )
+
     dataset = tf.data.Dataset.from_tensor_slices(files)
     if shuffle_seed is not None:
         dataset = dataset.shuffle(len(files), seed=shuffle_seed)
     dataset = dataset.interleave(
-        tf.data.TFRecordDataset,
+        records,
         cycle_length=min(CYCLE_LENGTH, len(files)),
         num_parallel_calls=tf.data.AUTOTUNE,
     )
@@ -291,7 +360,7 @@ def _serialized_batches(
     return dataset.batch(batch_size, drop_remainder=drop_remainder)
 
 
-def _parsed_in_order(files, lengths, batch_size) -> tf.data.Dataset:
+def _parsed_in_order(files, lengths, batch_size, limits=()) -> tf.data.Dataset:
     """Every record once, in a fixed order, parsed in batches (vectorized), then unbatched."""
     dataset = _serialized_batches(
         files,
@@ -299,7 +368,7 @@ def _parsed_in_order(files, lengths, batch_size) -> tf.data.Dataset:
         shuffle_seed=None,
         repeat=False,
         drop_remainder=False,
-    ).map(lambda serialized: _parse_batch(serialized, lengths), num_parallel_calls=tf.data.AUTOTUNE)
+    ).map(lambda *batch: _parse_batch(batch, lengths, limits), num_parallel_calls=tf.data.AUTOTUNE)
     options = tf.data.Options()
     options.deterministic = True
     return dataset.with_options(options).prefetch(tf.data.AUTOTUNE).unbatch()

@@ -20,6 +20,7 @@ from albert_keras_contracts import atomic_write
 from albert_keras_contracts.output_folder import MANIFEST, OutputFolder
 from albert_keras_contracts.vocabulary_identity import run_vocabulary_sha256
 from albert_keras_settings.setting import check_positive_values
+from pipelines.record_reader import bad_record_line
 
 CHECKPOINT_DIR = "checkpoints"
 # What a periodic training job writes at the top of its folder (besides the SentencePiece model).
@@ -133,8 +134,7 @@ class PeriodicTraining:
                 verbose=fit_verbose,
             )
         except (tf.errors.DataLossError, tf.errors.InvalidArgumentError) as error:
-            reason = error.message.strip().splitlines()[0]
-            raise ValueError(f"--records: unreadable record ({reason})") from None
+            _raise_bad_record(error, "--records")
         except NonFiniteLoss as error:
             # Said in the command's one line: what is kept, and that no model was written.
             history = self.checkpoint.history  # the saved periods, a resumed run's included
@@ -263,10 +263,25 @@ def schedule_config(settings, inputs: RecordInputs, precision: str) -> dict:
 
 def held_out_means(model: keras.Model, data, steps: int) -> dict:
     """`model.evaluate`'s means over `steps` batches of `data` as floats; `{}` without data."""
+    import tensorflow as tf
+
     if data is None:
         return {}
-    logs = model.evaluate(data, steps=steps, return_dict=True, verbose=0)
+    try:
+        logs = model.evaluate(data, steps=steps, return_dict=True, verbose=0)
+    except (tf.errors.DataLossError, tf.errors.InvalidArgumentError) as error:
+        _raise_bad_record(error, "--eval_records")
     return {k: float(v) for k, v in logs.items()}
+
+
+def _raise_bad_record(error, flag: str):
+    """One line for a record TensorFlow could not use: the file, record and value the reader's
+    checks name (`pipelines.record_reader`), else TensorFlow's first line."""
+    bad = bad_record_line(error.message)
+    if bad is not None:
+        raise ValueError(f"{flag}: {bad}") from None
+    reason = error.message.strip().splitlines()[0]
+    raise ValueError(f"{flag}: unreadable record ({reason})") from None
 
 
 def training_folder(
