@@ -19,16 +19,18 @@ from albert_keras.convert.official_format import (
     MLM_HEAD,
     POOLER,
     SENTENCE_HEAD,
+    SQUAD_HEAD,
     CheckpointError,
     check_keras_file,
 )
 from albert_keras.convert.safe_tar import safe_extract_tar
 from albert_keras.convert.tf1_checkpoint import find_tf1_checkpoint, read_tf1_checkpoint
 from albert_keras_contracts import atomic_write
+from albert_keras_contracts.catalogue import CONVERSION_SOURCES, CONVERSION_TARGETS
 from albert_keras_contracts.output_folder import OutputFolderError, check_new_file, os_error_line
 
-SOURCES = ("tf1", "hf", "keras-hub", "keras")
-TARGETS = ("hf", "keras-hub", "tf1")
+SOURCES = tuple(CONVERSION_SOURCES)  # the catalogue's formats
+TARGETS = tuple(CONVERSION_TARGETS)
 ARCHIVE_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tar.xz")
 # Where each source keeps its SentencePiece model, best first (any other *.model comes after).
 SENTENCEPIECE_NAMES = ("spiece.model", "30k-clean.model", "vocabulary.spm")
@@ -152,7 +154,10 @@ def export_model(
     """Writes an `AlbertPretrainer` or `AlbertBackbone` in another format; returns notes.
 
     Args:
-        model: `AlbertPretrainer` or `AlbertBackbone`.
+        model: `AlbertPretrainer` or `AlbertBackbone`; for `"hf"` also a task model
+            (`AlbertClassifier`, `AlbertTokenClassifier`, `AlbertMultipleChoice`, simple-head
+            `AlbertQuestionAnswerer`), written as its Hugging Face class
+            (`AlbertForSequenceClassification`, ...; `hf_task_heads.write_hf_task`).
         target: str. `"hf"` (`config.json` + `model.safetensors` for `AlbertForPreTraining`),
             `"keras-hub"` (a preset folder, or a `.keras` file when `path` ends in `.keras`) or
             `"tf1"` (`albert_config.json` + `model.ckpt`, the official layout).
@@ -179,18 +184,28 @@ def _export(model, target: str, path: pathlib.Path, sentencepiece) -> list[str]:
             notes.append("keras-hub's AlbertBackbone has no pretraining heads: heads not written")
         write_keras_hub(backbone, path, sentencepiece if path.suffix != ".keras" else None)
         return notes
-    config, weights = official_from_model(model)
     if target == "hf":
-        write_hf_folder(config, weights, path)
+        if _is_task(model):  # as its Hugging Face task class (AlbertForTokenClassification, ...)
+            from albert_keras.convert.hf_task_heads import write_hf_task
+
+            write_hf_task(model, path)
+        else:
+            write_hf_folder(*official_from_model(model), path)
         spm_name = "spiece.model"  # the name transformers' AlbertTokenizer looks for
     else:
         from albert_keras.convert.tf1_checkpoint import write_tf1_checkpoint
 
-        write_tf1_checkpoint(config, weights, path)
+        write_tf1_checkpoint(*official_from_model(model), path)
         spm_name = "30k-clean.model"  # the release's name
     if sentencepiece is not None:
         _write_bytes(path / spm_name, pathlib.Path(sentencepiece).read_bytes())
     return notes
+
+
+def _is_task(model) -> bool:
+    from albert_keras.convert.hf_task_heads import HF_TASKS
+
+    return type(model).__name__ in HF_TASKS.values()
 
 
 def load_any_model(path: str | pathlib.Path):
@@ -224,6 +239,10 @@ def _import_tf1(path, config_path):
 
 def _import_hf(path, config_path):
     config, weights, notes = read_hf_folder(path, config_path)
+    if any(name.startswith(SQUAD_HEAD) for name in weights):
+        # The pretrainer has no span head (AlbertQuestionAnswerer.from_preset keeps it).
+        weights = {n: a for n, a in weights.items() if not n.startswith(SQUAD_HEAD)}
+        notes.append("qa_outputs: the question-answering head, not read into a pretrainer")
     pretrainer, fresh = pretrainer_from_official(config, weights)
     return ImportedModel(
         pretrainer, "hf", path, mapped=_describe(config, weights), fresh_parts=fresh, notes=notes

@@ -75,6 +75,8 @@ _TIED = {
     "predictions.decoder.bias": "cls/predictions/output_bias",
 }
 _BUFFERS = ("albert.embeddings.position_ids", "albert.embeddings.token_type_ids")
+# The head of HF's AlbertFor{SequenceClassification,TokenClassification,MultipleChoice}.
+TASK_HEAD = "classifier."
 _PROJECTION = "bert/encoder/embedding_hidden_mapping_in/"
 
 
@@ -135,7 +137,7 @@ def read_hf_folder(
         hf_weights = {
             (
                 name
-                if name.startswith(("predictions.", "sop_classifier.", "qa_outputs."))
+                if name.startswith(("predictions.", "sop_classifier.", "qa_outputs.", TASK_HEAD))
                 else f"albert.{name}"
             ): a
             for name, a in hf_weights.items()
@@ -144,7 +146,15 @@ def read_hf_folder(
     expected = official_weight_shapes(config, with_projection=True, with_squad_head=True)
     to_official = {hf: (official, t) for official, (hf, t) in names.items()}
     weights, unknown = {}, []
+    task_head = sorted(name for name in hf_weights if name.startswith(TASK_HEAD))
+    if task_head:
+        # A sequence / token classification or multiple-choice head: no part of the backbone
+        # (hf_task_heads reads it for the task model's `from_preset`).
+        notes.append(f"{', '.join(task_head)}: a task head, not read here (load the folder "
+                     "with the task model's from_preset to keep it)")  # fmt: skip
     for name, array in hf_weights.items():
+        if name.startswith(TASK_HEAD):
+            continue
         if name in to_official:
             official, transpose = to_official[name]
             shape = expected[official][::-1] if transpose else expected[official]
@@ -173,7 +183,12 @@ def read_hf_folder(
 
 
 def write_hf_folder(
-    config: dict, weights: dict[str, np.ndarray], directory: str | pathlib.Path
+    config: dict,
+    weights: dict[str, np.ndarray],
+    directory: str | pathlib.Path,
+    *,
+    head_tensors: dict[str, np.ndarray] | None = None,
+    config_extras: dict | None = None,
 ) -> pathlib.Path:
     """Writes `config.json` + `model.safetensors` that `AlbertForPreTraining` loads (or
     `AlbertForQuestionAnswering`, when the weights hold the SQuAD span head).
@@ -183,6 +198,10 @@ def write_hf_folder(
         weights: dict. Official-named arrays (heads may be absent; HF then initializes them).
         directory: str or Path. Created if absent; files are written under temporary names
             and renamed into place.
+        head_tensors: dict or None. HF-named tensors written as they are (a task head:
+            `hf_task_heads.write_hf_task`).
+        config_extras: dict or None. `config.json` entries over the written ones
+            (`architectures`, `id2label`, ...).
     """
     check_official_weights(weights, config, source="weights to write")
     weights = dict(weights)
@@ -195,6 +214,8 @@ def write_hf_folder(
         if official in weights:
             array = np.asarray(weights[official], np.float32)
             tensors[hf] = np.ascontiguousarray(array.T if transpose else array)
+    for name, array in (head_tensors or {}).items():
+        tensors[name] = np.ascontiguousarray(array, np.float32)
     directory = pathlib.Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     with atomic_write.atomic_path(directory / WEIGHTS_NAME) as partial:
@@ -220,6 +241,7 @@ def write_hf_folder(
         eos_token_id=3,
         tie_word_embeddings=True,
     )
+    hf_config.update(config_extras or {})
     atomic_write.write_json(directory / "config.json", hf_config, sort_keys=True)
     return directory
 

@@ -91,7 +91,10 @@ def task_from_preset(cls, preset: str, sequence_length: int | None = None, **kwa
     backbone from `preset` (random for an architecture name), and, when `cls` takes a
     `preprocessor` and the preset carries a vocabulary, an `AlbertPreprocessor` of
     `sequence_length` (default: the backbone's `max_sequence_length`). Backbone overrides go
-    in `backbone_kwargs`; everything else goes to `cls`.
+    in `backbone_kwargs`; everything else goes to `cls`. A local Hugging Face task folder
+    (`AlbertForSequenceClassification`, `...TokenClassification`, `...MultipleChoice`,
+    `...QuestionAnswering`) brings its head too, into the matching class only
+    (`albert_keras.convert.hf_task_heads`).
 
     Example:
     >>> from albert_keras.convert import export_model
@@ -102,10 +105,14 @@ def task_from_preset(cls, preset: str, sequence_length: int | None = None, **kwa
     >>> classifier.backbone.num_layers, type(classifier.preprocessor).__name__
     (2, 'AlbertPreprocessor')
     """
+    from albert_keras.convert.hf_task_heads import load_task_head, task_kwargs
     from albert_keras.models import AlbertBackbone
     from albert_keras.preprocessing import AlbertPreprocessor, AlbertTokenizer
 
     backbone_kwargs = kwargs.pop("backbone_kwargs", None) or {}
+    head = _hf_task_head(preset)
+    if head is not None:  # a Hugging Face task folder: its head comes too
+        kwargs = task_kwargs(head, kwargs)
     if has_weights(preset):
         backbone = load_backbone(preset, **backbone_kwargs)
     else:
@@ -119,7 +126,20 @@ def task_from_preset(cls, preset: str, sequence_length: int | None = None, **kwa
         else:
             length = sequence_length or backbone.max_sequence_length
             kwargs["preprocessor"] = AlbertPreprocessor(AlbertTokenizer(spm), length)
-    return cls(backbone=backbone, **kwargs)
+    task = cls(backbone=backbone, **kwargs)
+    if head is not None:
+        load_task_head(task, head)
+    return task
+
+
+def _hf_task_head(preset: str) -> dict | None:
+    """The head of a local Hugging Face task folder (`AlbertForTokenClassification`, ...)."""
+    from albert_keras.convert.hf_task_heads import hf_task_architecture, read_hf_task_head
+
+    path = pathlib.Path(str(preset)).expanduser()
+    if not path.is_dir() or hf_task_architecture(path) is None:
+        return None
+    return read_hf_task_head(path)
 
 
 # === Resolution ===
