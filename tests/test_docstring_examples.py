@@ -5,9 +5,11 @@ runs in a fresh folder holding the files the examples name: `corpus/*.txt` (a sm
 `spm.model` (a SentencePiece vocabulary trained on it by `pipelines.train_vocab`),
 `records/*.tfrecord` (pretraining records written from both by
 `pipelines.write_pretraining_data`, 32 tokens), `albert.keras` (an untrained `AlbertPretrainer`
-of 2 layers, H 16, E 8, on that vocabulary) and, beside the dev checkout, `SHARED_FILES` from
-../shared/data (ALBERT's release vocabulary as `30k-clean.model`, `glue_data/`,
-`squad-dev.json`); a docstring naming one of those skips when ../shared/data is absent.
+of 2 layers, H 16, E 8, on that vocabulary), from tests/data ALBERT's release vocabulary as
+`30k-clean.model` and two SQuAD 2.0 dev articles as `squad-dev.json`, and, beside the dev
+checkout, GLUE's own files from ../shared/data as `glue_data/` (the examples show their
+counts; GLUE's licences keep them out of the project): a docstring naming `glue_data` skips
+when ../shared/data is absent.
 Besides the module's own names, examples may use `np`, `tf`, `keras` and `os` unimported, as in
 keras-hub's docstring tests.
 """
@@ -25,6 +27,7 @@ import pytest
 import tensorflow as tf
 
 SHARED_DATA = pathlib.Path(__file__).resolve().parents[2] / "shared" / "data"  # as conftest.py
+TEST_DATA = pathlib.Path(__file__).resolve().parent / "data"  # committed, in every checkout
 PACKAGES = (
     "albert_keras",
     "albert_keras_contracts",
@@ -33,11 +36,11 @@ PACKAGES = (
     "albert_keras_settings",
 )
 OPTIONFLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
-# Names an example may use for ../shared/data (linked into its folder; skipped when absent).
+# Names an example may use for real data (linked into its folder; skipped when absent).
 SHARED_FILES = {
-    "30k-clean.model": SHARED_DATA / "vocab" / "30k-clean.reconstructed.model",
+    "30k-clean.model": TEST_DATA / "vocab" / "30k-clean.reconstructed.model",
     "glue_data": SHARED_DATA / "glue",
-    "squad-dev.json": SHARED_DATA / "squad" / "squad-v2.0-dev-part.json",
+    "squad-dev.json": TEST_DATA / "squad" / "squad-v2.0-dev-part.json",
 }
 
 # Two files of twelve paragraphs (a blank line between them), four plain sentences each.

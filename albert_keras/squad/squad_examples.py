@@ -125,9 +125,9 @@ def read_squad_json(
             file.
 
     Example:
-    >>> dev = read_squad_json("squad-dev.json", is_training=False)  # part of dev-v2.0.json
+    >>> dev = read_squad_json("squad-dev.json", is_training=False)  # 2 articles of dev-v2.0.json
     >>> dev.version, len(dev)
-    ('2.0', 4449)
+    ('2.0', 626)
     """
     path = os.fspath(path)
     try:
@@ -135,6 +135,8 @@ def read_squad_json(
             data = json.load(file)
     except FileNotFoundError:
         raise FileNotFoundError(f"{path}: SQuAD file not found") from None
+    except IsADirectoryError:
+        raise ValueError(f"{path} is a folder: give the SQuAD .json file") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as error:
         raise ValueError(f"{path}: not valid JSON ({error})") from None
     if not isinstance(data, dict) or not isinstance(data.get("data"), list):
