@@ -25,3 +25,13 @@ class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
         if action.required and action.option_strings:
             return f"{text} (required)".strip()
         return super()._get_help_string(action)
+
+
+class RawEpilogHelpFormatter(HelpFormatter):
+    """`HelpFormatter` that prints the parser's epilog as written (a table of lines): argparse's
+    own `RawDescriptionHelpFormatter` would keep the description's line breaks too."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        if "\n" in text:  # the epilog's lines, not a description's sentences
+            return "".join(indent + line for line in text.splitlines(keepends=True))
+        return super()._fill_text(text, width, indent)

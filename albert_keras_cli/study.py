@@ -7,21 +7,41 @@ import os
 import shlex
 
 from albert_keras_cli.config_flags import add_config_flag, parse_config_flags
+from albert_keras_cli.help_formatter import RawEpilogHelpFormatter
 from albert_keras_cli.job_arguments import add_overwrite_flag
+from albert_keras_settings.study_settings import describe_study_keys
 
 # Also in `albert_keras.study.study_spec.BUILTIN_CELLS` (not imported here: it loads TensorFlow).
-BUILTIN_SPECS = ("table3", "table4", "table5")
+BUILTIN_SPECS = ("table3", "table4", "table5", "quick")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    # The epilog lists every spec key with its default, one a line: printed as written.
+    parser.formatter_class = RawEpilogHelpFormatter
+    parser.epilog = (
+        "spec keys (a .yaml / .json spec sets them, --config KEY=VALUE over it), with their "
+        f"defaults:\n{describe_study_keys()}\n\nThe committed studies' specs: "
+        "docs/study/table3/spec.json, docs/study/table4/spec.json, docs/study/table5/spec.json "
+        "(albert-keras study docs/study/table5/spec.json --output_dir out/study/table5)."
+    )
     parser.add_argument(
-        "spec", help=f"a built-in ({', '.join(BUILTIN_SPECS)}) or a .yaml / .json spec file"
+        "spec",
+        help=f"a built-in ({', '.join(BUILTIN_SPECS)}: a few minutes on a CPU) or a .yaml / "
+        ".json spec file (keys below)",
     )
     parser.add_argument("--output_dir", required=True, help="the study's folder (resumable)")
     add_overwrite_flag(parser, "study")
-    parser.add_argument("--corpus", help="glob of pretraining text (the spec's `corpus`)")
-    parser.add_argument("--heldout", help="glob of held-out text, taken out of the corpus")
-    parser.add_argument("--spm_model", help="SentencePiece model for records and fine-tuning")
+    parser.add_argument(
+        "--corpus", help="glob(s) of pretraining text, commas between them (the spec's `corpus`)"
+    )
+    parser.add_argument(
+        "--heldout", help="glob(s) of held-out text, taken out of the corpus (commas too)"
+    )
+    parser.add_argument(
+        "--spm_model",
+        help="SentencePiece model for records and fine-tuning; none (and none in the spec): "
+        "the study trains one on the corpus' training files",
+    )
     parser.add_argument("--glue_dir", help="GLUE's download: GLUE_DIR/SST-2/train.tsv, ...")
     parser.add_argument(
         "--report_only",

@@ -24,9 +24,10 @@ HELDOUT_KINDS = ("none", "nsp", "sop")
 
 
 def list_files(patterns, what: str) -> list[str]:
-    """The sorted files matching `patterns` (a glob or a list of globs)."""
+    """The sorted files matching `patterns`: a glob, globs between commas (as the data writer's
+    `--input`), or a list of globs."""
     if isinstance(patterns, str):
-        patterns = [patterns]
+        patterns = [pattern for pattern in patterns.split(",") if pattern]
     if not patterns:
         raise ValueError(f"{what}: not given (a glob of text files)")
     files = set()
@@ -52,9 +53,11 @@ def make_records(settings: dict, objectives, data_dir: str, log=print) -> dict:
     every kind; returns `{"train": {objective: glob}, "heldout": {kind: glob}, "stats": ...}`."""
     from pipelines.pretraining_data import write_pretraining_data
 
-    if not settings.get("spm_model") or not os.path.isfile(settings["spm_model"]):
-        raise FileNotFoundError(f"spm_model {settings.get('spm_model')!r}: no such file")
     train_files, heldout_files = corpus_files(settings)
+    if not settings.get("spm_model"):  # None: the study makes its own, once
+        settings["spm_model"] = make_vocabulary(settings, train_files, data_dir, log)
+    if not os.path.isfile(settings["spm_model"]):
+        raise FileNotFoundError(f"spm_model {settings.get('spm_model')!r}: no such file")
     common = {
         "max_seq_length": settings["max_seq_length"],
         "max_predictions_per_seq": settings["max_predictions_per_seq"],
@@ -90,6 +93,23 @@ def make_records(settings: dict, objectives, data_dir: str, log=print) -> dict:
         result["stats"][name] = {"examples": stats.get("examples")}
     result["files"] = {"train": train_files, "heldout": heldout_files}
     return result
+
+
+def make_vocabulary(settings: dict, train_files: list[str], data_dir: str, log=print) -> str:
+    """Trains the study's SentencePiece model on its training files (not the held-out ones),
+    as `python -m pipelines.train_vocab --input FILES --vocab_size N [--lower_case]` does, into
+    `data/vocab/spm.model`, unless it is there; returns its path."""
+    from pipelines.train_vocab import train_vocab
+
+    prefix = os.path.join(data_dir, "vocab", "spm")
+    if not os.path.isfile(prefix + ".model"):  # written last by train_vocab: there means done
+        log(
+            f"data: training a {settings['vocab_size']}-piece vocabulary on "
+            f"{len(train_files)} file(s)"
+        )
+        train_vocab(train_files, prefix, vocab_size=settings["vocab_size"],
+                    lower_case=settings["vocab_lower_case"])  # fmt: skip
+    return prefix + ".model"
 
 
 def capped_glue_dir(settings: dict, data_dir: str) -> str:

@@ -10,6 +10,7 @@ backbone, random weights, fine-tuned with the same budget):
 - `table3`: `embedding_dim` (E) 64 / 128 / 256, not shared and all-shared (Table 3).
 - `table4`: `sharing` all / attention / ffn / none (Table 4).
 - `table5`: `sentence_objective` none / nsp / sop (Table 5).
+- `quick`: table5's grid at a few minutes' budget (one seed, a tiny backbone, SST-2 only).
 """
 
 from __future__ import annotations
@@ -19,53 +20,14 @@ import dataclasses
 import json
 import os
 
+from albert_keras_settings.study_settings import STUDY_DEFAULTS, VOCABULARY_KEYS
+
 SENTENCE_OBJECTIVES = ("none", "nsp", "sop")
 SHARING = ("all", "attention", "ffn", "none")
 BASELINE = "no-pretraining"
 
-# A tiny ALBERT that pretrains on two CPU cores in minutes; scale it with --config.
-DEFAULT_SPEC = {
-    "name": "study",
-    "description": "",
-    # --- the pretraining budget every cell shares ---
-    "preset": "albert_base",
-    "backbone": {
-        "num_layers": 4,
-        "hidden_dim": 256,
-        "num_heads": 4,
-        "intermediate_dim": 1024,
-        "embedding_dim": 128,
-        "max_sequence_length": 64,
-    },
-    "steps": 1000,
-    "batch_size": 32,
-    "max_seq_length": 64,
-    "max_predictions_per_seq": 10,
-    "learning_rate": 0.00176,
-    "warmup_steps": None,  # None: the official 2.5% of `steps`
-    "checkpoint_every": 100,
-    "mixed_precision": "auto",  # pretraining and fine-tuning; a cell may set its own
-    "seeds": [1, 2, 3],
-    # --- data: made once per sentence objective from the same corpus ---
-    "corpus": None,  # glob(s) of training text
-    "heldout": None,  # glob(s) of held-out text (removed from `corpus`)
-    "spm_model": None,
-    "dupe_factor": 2,
-    "data_seed": 12345,
-    "heldout_max_examples": 2048,
-    # --- downstream: the same fine-tuning budget for every cell ---
-    "glue_dir": None,
-    "tasks": ["SST-2", "MRPC", "RTE", "CoLA", "STS-B"],
-    "finetune_steps": 300,
-    "finetune_batch_size": 32,
-    "finetune_learning_rate": 5e-5,
-    "finetune_max_seq_length": 64,
-    "finetune_evaluations": 1,  # dev evaluations per run (the best is kept)
-    "finetune_max_dev_examples": None,  # None: the whole dev split
-    # --- the grid ---
-    "baseline": True,  # add the no-pretraining cell
-    "cells": [],
-}
+# Every key and its default (albert_keras_settings, free of TensorFlow: `study --help` lists them).
+DEFAULT_SPEC = STUDY_DEFAULTS
 
 BUILTIN_CELLS = {
     "table3": [
@@ -88,10 +50,22 @@ BUILTIN_CELLS = {
         {"name": "SOP", "sentence_objective": "sop"},
     ],
 }
+# `quick`: table5's grid at a budget of a few minutes on a laptop's CPU (one seed, the
+# `albert_tiny` backbone, a 2,000-piece vocabulary made by the study, SST-2 only): to try the
+# study, not to measure anything.
+BUILTIN_CELLS["quick"] = BUILTIN_CELLS["table5"]
+QUICK_SETTINGS = {
+    "backbone": {"num_layers": 2, "hidden_dim": 128, "num_heads": 2, "intermediate_dim": 512,
+                 "embedding_dim": 64, "max_sequence_length": 64},
+    "steps": 200, "learning_rate": 0.01, "checkpoint_every": 100, "seeds": [1],
+    "vocab_size": 2000, "dupe_factor": 1, "heldout_max_examples": 256, "tasks": ["SST-2"],
+    "finetune_steps": 100, "finetune_learning_rate": 2e-4, "finetune_max_dev_examples": 200,
+}  # fmt: skip
 BUILTIN_DESCRIPTIONS = {
     "table3": "The effect of vocabulary embedding size E (paper, Table 3).",
     "table4": "The effect of cross-layer parameter sharing (paper, Table 4).",
     "table5": "The effect of the sentence-prediction loss: none, NSP, SOP (paper, Table 5).",
+    "quick": "Table 5's grid at a few minutes' budget: a try of the study, not a measurement.",
 }
 _CELL_KEYS = {"name", "sentence_objective", "backbone", "pretrain", "mixed_precision"}
 
@@ -144,8 +118,12 @@ class StudySpec:
     def to_dict(self) -> dict:
         """The spec as a dict that `load_spec` reads back (the baseline cell comes from
         `baseline: true`, so it is not listed)."""
+        settings = copy.deepcopy(self.settings)
+        if settings.get("spm_model"):  # the vocabulary is given: the keys to make one mean nothing
+            for key in VOCABULARY_KEYS:
+                settings.pop(key, None)
         return {
-            **copy.deepcopy(self.settings),
+            **settings,
             "cells": [dataclasses.asdict(cell) for cell in self.cells if cell.pretrain],
         }
 
@@ -173,6 +151,7 @@ def load_spec(spec: str | dict, overrides: dict | None = None) -> StudySpec:
         raw = {
             "name": spec,
             "description": BUILTIN_DESCRIPTIONS[spec],
+            **(copy.deepcopy(QUICK_SETTINGS) if spec == "quick" else {}),
             "cells": copy.deepcopy(BUILTIN_CELLS[spec]),
         }
     else:
@@ -272,7 +251,8 @@ def _check(settings: dict, cells: list[Cell], where: str) -> None:
         raise ValueError(f"{where}: cell name(s) used twice: {', '.join(twice)}")
     for name in ("steps", "batch_size", "max_seq_length", "max_predictions_per_seq",
                  "checkpoint_every", "dupe_factor", "finetune_steps", "finetune_batch_size",
-                 "finetune_max_seq_length", "finetune_evaluations", "heldout_max_examples"):  # fmt: skip
+                 "finetune_max_seq_length", "finetune_evaluations", "heldout_max_examples",
+                 "vocab_size"):  # fmt: skip
         value = settings[name]
         if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
             raise ValueError(f"{where}: {name}={value!r} must be a positive integer")
