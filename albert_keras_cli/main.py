@@ -118,6 +118,12 @@ def _run(argv: list[str]) -> int:
     except (ValueError, FileNotFoundError) as error:
         print(f"albert-keras {args.command}: error: {error}", file=sys.stderr)
         return 2
+    except IsADirectoryError as error:
+        # A folder given where a file is expected: said so, not a traceback (issue 43).
+        where = error.filename or "an input"
+        print(f"albert-keras {args.command}: error: {where} is a folder: give a file",
+              file=sys.stderr)  # fmt: skip
+        return 2
     except OSError as error:
         if error.errno not in _ONE_LINE_ERRNOS:
             raise

@@ -99,6 +99,12 @@ def list_input_files(patterns: str | Iterable[str]) -> list[str]:
             for path in glob.glob(os.path.expanduser(pattern), recursive=True)
             if os.path.isfile(path) or _is_unresolvable_link(path)
         ]
+        if not matched and os.path.isdir(os.path.expanduser(pattern)):
+            # A folder where files are expected: said so, with the glob that reads it.
+            raise ValueError(
+                f"input {pattern!r} is a folder; give a glob such as "
+                f"'{os.path.join(pattern, '*.txt')}'"
+            )
         if not matched:
             raise FileNotFoundError(f"input pattern {pattern!r} matches no file")
         files.update(matched)
