@@ -81,3 +81,14 @@ def test_the_progress_lines_and_the_last_line_agree(
     if resumed:
         assert lines[0] == "pretraining_data: 1 of 2 shards already finished"
         assert counted[0] > 0  # the finished shard's examples, from the first line on
+
+
+def test_the_beam_runners_closing_line_counts_the_load_it_shares(shared_data, tmp_path, capsys):
+    pytest.importorskip("apache_beam")  # an optional extra (`albert-keras[beam]`)
+    argv = _argv(shared_data, tmp_path / "beam")[:-2] + ["--runner", "DirectRunner"]
+    assert main(argv) == 0
+    line = next(line for line in capsys.readouterr().err.splitlines() if "CPU-seconds" in line)
+    # In-process workers share the driver's SentencePiece: it read "loaded 0 time(s)".
+    assert line.endswith("; SentencePiece loaded once, in this process (its in-process workers "
+                         "share it)")  # fmt: skip
+    assert "in the writer's steps (not Beam's own work): read " in line
