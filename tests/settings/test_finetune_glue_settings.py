@@ -39,6 +39,7 @@ TODAY = [
     ("label_column", ("--label_column",), "label", None, False, str),
     ("task_type", ("--task_type",), "classification", ("classification", "regression"), False, str),
     ("spm_model", ("--spm_model",), None, None, False, str),
+    ("accept_old_text_path", ("--accept_old_text_path",), False, None, False, None),  # issue 42
     ("source", ("--source",), "tsv", ("tsv", "tfds"), False, str),
     ("max_steps", ("--max_steps",), None, None, False, int),
     ("batch_size", ("--batch_size",), None, None, False, int),
