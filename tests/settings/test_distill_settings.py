@@ -42,6 +42,7 @@ TODAY = {
     "--jit_compile": ("auto", str, ("auto", "true", "false"), False),
     "--steps_per_execution": (1, int, None, False),
     "--spm_model": (None, str, None, False),
+    "--accept_old_text_path": (False, "switch", None, False),  # issue 42
     "--seed": (12345, int, None, False),
 }
 

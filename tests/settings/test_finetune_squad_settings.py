@@ -32,6 +32,7 @@ TODAY = [
     ("output_dir", ("--output_dir",), None, None, True, str),
     ("overwrite", ("--overwrite",), False, None, False, None),
     ("spm_model", ("--spm_model",), None, None, False, str),
+    ("accept_old_text_path", ("--accept_old_text_path",), False, None, False, None),  # issue 42
     ("head", ("--head",), None, ("simple", "v2"), False, str),
     # None: the model's own length, the stride and question scaled to it (issue 46).
     ("max_seq_length", ("--max_seq_length",), None, None, False, int),

@@ -188,12 +188,12 @@ def test_settings_and_keywords_record_the_same_stats(corpus, tiny_spm, tmp_path)
         "max_seq_length", "max_predictions_per_seq", "masked_lm_prob", "dupe_factor",
         "short_seq_prob", "ngram", "sentence_objective", "packing", "seed", "num_shards",
         "input_format", "paragraphs_per_document", "lower_case", "group_chars",
-        "vocabulary_size", "vocabulary_sha256",
+        "vocabulary_size", "vocabulary_sha256", "text_path",
     ]  # fmt: skip
     assert {k: v for k, v in stats[0]["settings"].items() if k != "vocabulary_sha256"} == {
         **small, "masked_lm_prob": 0.15, "short_seq_prob": 0.1, "ngram": 3,
         "sentence_objective": "sop", "packing": None, "seed": 12345, "input_format": "text",
-        "lower_case": True, "vocabulary_size": 29,
+        "lower_case": True, "vocabulary_size": 29, "text_path": "albert-official-2",
     }  # fmt: skip
     assert stats[0]["settings"] == stats[1]["settings"] == by_settings["settings"]
     assert by_keywords["examples"] == by_settings["examples"] > 0
