@@ -13,7 +13,10 @@ ROWS = {"train": 2000, "dev": 300}
 # SST-2's signal: the verdict word at the end of each review (a tiny model learns it in ~200 steps).
 POSITIVE = ["charming", "gorgeous", "witty", "moving", "delightful", "superb"]
 NEGATIVE = ["dull", "lifeless", "tedious", "clumsy", "dreary", "hollow"]
-STSB_HEADER = "index\tgenre\tfilename\tyear\told_index\tsource1\tsource2\tsentence1\tsentence2\tscore"
+STSB_HEADER = "\t".join(
+    ["index", "genre", "filename", "year", "old_index", "source1", "source2", "sentence1",
+     "sentence2", "score"]
+)  # fmt: skip
 
 
 def _clean(sentence: str) -> str:
@@ -51,7 +54,8 @@ def _mrpc(rng, sentences, rows):
         first = sentences[i % len(sentences)]
         label = int(rng.random() < 0.67)
         words = first.split()
-        second = " ".join(words[1:] + words[:1]) if label else sentences[(i * 7 + 3) % len(sentences)]
+        other = sentences[(i * 7 + 3) % len(sentences)]
+        second = " ".join(words[1:] + words[:1]) if label else other
         lines.append(f"{label}\t{100000 + 2 * i}\t{100001 + 2 * i}\t{first}\t{second}")
         counts[str(label)] += 1
     return lines, counts
