@@ -51,6 +51,7 @@ def encode_words(
         word's first piece, -1 for a word cut off (or a padding slot).
 
     Example:
+    >>> from albert_keras.preprocessing import AlbertTokenizer
     >>> tokenizer = AlbertTokenizer("30k-clean.model")
     >>> inputs, labels, first = encode_words(tokenizer, [["Hello", "world"]], 6, [[1, 0]])
     >>> inputs["token_ids"].tolist(), labels.tolist(), first.tolist()

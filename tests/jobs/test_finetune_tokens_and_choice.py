@@ -74,6 +74,7 @@ def test_finetune_tokens_writes_model_metrics_and_conll_predictions(tmp_path, sa
     )
 
 
+@pytest.mark.slow  # a second fine-tuning, its save and load: ~15 s on a quiet machine
 def test_finetune_choice_writes_model_metrics_and_choices(tmp_path, saved_backbone):
     (tmp_path / "train.csv").write_text(SWAG)
     summary = finetune_choice(
