@@ -87,7 +87,8 @@ def run_writer_pipeline(
 
     Returns:
         `(summary, counters)`: `counters` maps each of the workers' counters (`read_cpu_ms`,
-        `make_cpu_ms`, `write_cpu_ms`, `sentencepiece_loads`) to its total over the workers.
+        `make_cpu_ms`, `write_cpu_ms`, `sentencepiece_loads`) to its total over the workers;
+        None on a runner that reports no metrics (the DaskRunner).
     """
     pipeline = beam.Pipeline(options=options)
     remove_stale_spill_folders(output_dir)  # a killed run's; this run holds the folder's lock
@@ -108,15 +109,23 @@ def run_writer_pipeline(
             started=started,
         )
     )
+    result = None
     try:
         result = pipeline.run()
         result.wait_until_finish()
     finally:
         remove_spill_folder(spilled)
-    counters = {
-        c.key.metric.name: c.committed
-        for c in result.metrics().query(MetricsFilter().with_namespace(_METRICS))["counters"]
-    }
+        # The DaskRunner's client (and the local cluster it started without
+        # --dask_client_address) outlives the run unless closed; a scheduler given by address
+        # keeps running.
+        client = getattr(result, "client", None)
+        if client is not None:
+            client.close()
+    try:
+        queried = result.metrics().query(MetricsFilter().with_namespace(_METRICS))["counters"]
+        counters = {c.key.metric.name: c.committed for c in queried}
+    except NotImplementedError:  # the DaskRunner's result collects no metrics (Beam 2.77)
+        counters = None
     summary = json.loads(filesystems.read_bytes(FileSystems.join(output_dir, "stats.json")))
     return summary, counters
 

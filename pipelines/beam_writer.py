@@ -54,6 +54,13 @@ from pipelines.writer_settings import log, recorded_settings, write_in_folder
 
 # Runners whose workers run on the driver's machine (names lower-cased, "Runner" dropped).
 _LOCAL_RUNNERS = {"direct", "prism", "bundlebaseddirect", "switchingdirect"}
+# Runners Beam knows only by their module path (its short names list leaves them out).
+_RUNNER_PATHS = {"dask": "apache_beam.runners.dask.dask_runner.DaskRunner"}
+
+
+def _runner_path(runner: str) -> str:
+    """`runner` as `--runner` takes it: `DaskRunner` (or `dask`) by its module path."""
+    return _RUNNER_PATHS.get(runner.lower().removesuffix("runner"), runner)
 
 
 def write_pretraining_data_beam(
@@ -106,7 +113,7 @@ def write_pretraining_data_beam(
     # Checked here, not on a worker; a runner whose workers share this process uses this one.
     encoder, loaded_here = shared_encoder(model_bytes, s.lower_case, digest)
     recorded = recorded_settings(s, encoder)
-    options = PipelineOptions([f"--runner={runner}", *(beam_args or [])])
+    options = PipelineOptions([f"--runner={_runner_path(runner)}", *(beam_args or [])])
     folder = writer_folder(
         s.output_dir, recorded, patterns, s.spm_model, runner=runner, overwrite=s.overwrite
     )
@@ -123,7 +130,10 @@ def write_pretraining_data_beam(
             started=started,
             keep_freed_memory=keep_freed_memory,
         )
-        log(progress, _counters_line(counters, loaded_here))
+        if counters is None:
+            log(progress, f"workers' CPU-seconds: not reported ({runner} collects no Beam metrics)")
+        else:
+            log(progress, _counters_line(counters, loaded_here))
         if summary["input"]["documents"] == 0:
             # Every shard was written empty: remove them, as the local writer leaves nothing.
             _delete(s.output_dir, [*summary["shards"], "stats.json"])
