@@ -1,5 +1,6 @@
-"""The pretraining-data writer on Apache Beam's DirectRunner beside the local writer, at two
-corpus sizes, so that the runner's fixed start-up cost and its cost per MB are told apart.
+"""The pretraining-data writer on Apache Beam's DirectRunner and DaskRunner beside the local
+writer, at two corpus sizes, so that the runner's fixed start-up cost and its cost per MB are
+told apart.
 
     PYTHONPATH=$PWD .venv/bin/python benchmarks/beam_pretraining_data.py \\
         [--megabytes 1,8] [--tiny] [--repeats 3] [--max_seq_length 512] [--dupe_factor 4]
@@ -8,7 +9,9 @@ Each corpus is cut from the books (`../shared/data/corpus/gutenberg`, concatenat
 order, repeated if more text is asked for than they hold) into files of about 1 MB, ended at a
 paragraph, in a temporary folder. On each corpus it runs `python -m pipelines.pretraining_data`
 in a fresh process: the local writer with 1 and 2 workers, and the Beam pipeline on the
-DirectRunner with 2 workers (`--direct_running_mode multi_processing`). For each run: examples,
+DirectRunner with 2 workers (`--direct_running_mode multi_processing`) and on the DaskRunner over
+a dask.distributed LocalCluster of 2 worker processes started in the measured process
+(`DASK_DRIVER`; the scheduler and workers are in its tree). For each run: examples,
 CPU-seconds of the whole process tree (`RUSAGE_CHILDREN`: Beam's worker processes too;
 interpreter start-up included), peak RSS summed over the tree (a page shared by processes, as
 Beam's libraries are, counts once per process), peak PSS summed over the tree (a shared page
@@ -51,8 +54,25 @@ RUNS = {
         "--runner", "DirectRunner", "--direct_num_workers=2",
         "--direct_running_mode=multi_processing",
     ],
+    # Its `--runner DaskRunner --dask_client_address ...` are added by `DASK_DRIVER`.
+    "Beam DaskRunner, 2 workers": [],
 }  # fmt: skip
 LOCAL, BEAM = "local writer, 2 workers", "Beam DirectRunner, 2 workers"
+DASK = "Beam DaskRunner, 2 workers"
+
+# The DaskRunner's run: a dask.distributed LocalCluster of 2 worker processes (1 thread each,
+# talking over TCP) started by the measured process, so its workers are in the measured tree.
+DASK_DRIVER = """
+import sys
+from distributed import LocalCluster
+from pipelines.pretraining_data import main
+if __name__ == "__main__":
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                      dashboard_address=None) as cluster:
+        code = main([*sys.argv[1:], "--runner", "DaskRunner",
+                     "--dask_client_address", cluster.scheduler_address])
+    sys.exit(code)
+"""
 
 
 def make_corpus(folder: pathlib.Path, megabytes: float, books: list[pathlib.Path]) -> str:
@@ -114,11 +134,17 @@ def measure(command: list[str], log_path: pathlib.Path) -> dict:
     }
 
 
-def run(arguments: list[str]) -> dict:
-    """Runs the writer command in a fresh process; returns its figures and its shards' hashes."""
+def run(arguments: list[str], dask: bool = False) -> dict:
+    """Runs the writer command in a fresh process (on the DaskRunner with `dask`); returns its
+    figures and its shards' hashes."""
     with tempfile.TemporaryDirectory() as folder:
         output_dir = pathlib.Path(folder) / "records"
-        command = [sys.executable, "-m", "pipelines.pretraining_data", *arguments]
+        if dask:
+            driver = pathlib.Path(folder) / "dask_driver.py"
+            driver.write_text(DASK_DRIVER)
+            command = [sys.executable, str(driver), *arguments]
+        else:
+            command = [sys.executable, "-m", "pipelines.pretraining_data", *arguments]
         command += ["--output_dir", str(output_dir), "--quiet"]
         figures = measure(command, pathlib.Path(folder) / "log.txt")
         stats = json.loads((output_dir / "stats.json").read_text())
@@ -176,7 +202,7 @@ def main() -> None:
         for _ in range(args.repeats):
             for megabytes, pattern in patterns.items():
                 for name, arguments in RUNS.items():
-                    row = run([*common, "--input", pattern, *arguments])
+                    row = run([*common, "--input", pattern, *arguments], dask=name == DASK)
                     runs.setdefault((megabytes, name), []).append(row)
             floors.append(measure([sys.executable, "-c", TRIVIAL_PIPELINE], log))
     rows = {key: _median(values) for key, values in runs.items()}
@@ -243,6 +269,12 @@ def _print_table(rows: dict, small: float, large: float) -> None:
         f"Beam's extra CPU-seconds / the local writer's (2 workers): {ratio:.2f} "
         f"(goal <= {GOAL:.2f}); Beam's peak RSS {beam['rss_mb']:,.0f} MB, PSS "
         f"{beam['pss_mb']:,.0f} MB (goal <= 400)"
+    )
+    dask = rows[large, DASK]
+    print(
+        f"DaskRunner's extra CPU-seconds / the DirectRunner's: {extra[DASK] / extra[BEAM]:.2f}; "
+        f"its peak RSS {dask['rss_mb']:,.0f} MB, PSS {dask['pss_mb']:,.0f} MB (scheduler, "
+        "2 workers and the driver)"
     )
 
 
