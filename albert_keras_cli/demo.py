@@ -59,6 +59,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--glue_dir", help="GLUE's download, for --finetune_task")
 
 
+def check_arguments(args: argparse.Namespace) -> None:
+    """Says what comes, before the seconds of loading TensorFlow (nothing to check here)."""
+    print(f"albert-keras demo: loading TensorFlow, then 5 stages into {args.output_dir}/",
+          flush=True)  # fmt: skip
+
+
 def run(args: argparse.Namespace) -> int:
     from albert_keras.demo.run_demo import run_demo
 

@@ -33,7 +33,10 @@ def prepare_corpus(
             "heldout": heldout,
             "summary": {"train": corpus, "heldout": heldout},
         }
-    extracted = extract_docstring_corpus(out / "corpus", max_megabytes_per_source=megabytes)
+    # A line per source: reading the installed packages' modules is the demo's longest silence.
+    extracted = extract_docstring_corpus(
+        out / "corpus", max_megabytes_per_source=megabytes, log=lambda line: print(line, flush=True)
+    )
     return {
         "train": extracted["train_files"],
         "heldout": extracted["heldout_files"],

@@ -17,6 +17,7 @@ import os
 import pathlib
 import re
 import sysconfig
+import time
 
 # Packages whose docstrings are mostly English prose, and the language reference
 # ("reference"); each becomes one source file.
@@ -122,6 +123,7 @@ def extract_docstring_corpus(
     sources: tuple[str, ...] = DEFAULT_SOURCES,
     max_megabytes_per_source: float = 1.0,
     heldout_every: int = 10,
+    log=None,
 ) -> dict:
     """Writes `train/<source>.txt` and `heldout/<source>.txt` under `output_dir` (`text` format).
 
@@ -136,6 +138,8 @@ def extract_docstring_corpus(
             packages.
         max_megabytes_per_source: float. Stop reading a source past this much text.
         heldout_every: int. One module in this many is held out.
+        log: callable or None. Called with a progress line before and after each source
+            (reading the standard library's modules takes a minute on a slow machine).
 
     Returns:
         dict: `train_files`, `heldout_files` (lists of paths) and `sources` (per source:
@@ -150,10 +154,16 @@ def extract_docstring_corpus(
     output_dir = pathlib.Path(output_dir)
     summary = {"train_files": [], "heldout_files": [], "sources": {}}
     seen = set()  # generated modules repeat the same docstring many times: keep each once
+    say = log or (lambda line: None)
     for source in sources:
+        say(f"corpus: reading {source} (up to {max_megabytes_per_source:g} MB of prose)")
         budget = int(max_megabytes_per_source * 1e6)
         modules, size, count = [], 0, 0
+        said = time.monotonic()
         for texts in _modules(source):
+            if time.monotonic() - said > 10:  # a big package takes a minute on a busy machine
+                say(f"corpus: {source}: {len(modules)} modules read, {size / 1e6:.2f} MB so far")
+                said = time.monotonic()
             texts = [t for t in texts if t not in seen]
             seen.update(texts)
             if not texts:
@@ -179,6 +189,9 @@ def extract_docstring_corpus(
             "paragraphs": count,
             "megabytes": round(size / 1e6, 3),
         }
+        say(
+            f"corpus: {source}: {count} paragraphs from {len(modules)} modules, {size / 1e6:.2f} MB"
+        )
     if not summary["sources"]:
         raise ValueError(f"none of the sources {sources} is installed")
     return summary

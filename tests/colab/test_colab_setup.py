@@ -12,6 +12,7 @@ import types
 import nbformat
 import pytest
 
+from albert_keras_cli import notebook_places
 from albert_keras_cli.keras_backend import TENSORFLOW_TPU_INSTALL
 
 COLAB = pathlib.Path(__file__).resolve().parents[2] / "colab"
@@ -54,26 +55,59 @@ def test_metadata_asks_for_a_tpu_runtime(path):
     assert metadata["kernelspec"]["name"] == "python3"
 
 
-def test_pretraining_output_is_the_fine_tuning_default():
+def test_pretraining_output_is_the_fine_tuning_default(tmp_path, monkeypatch):
     pretraining = settings_of(COLAB / "pretrain_albert.ipynb")
     written = f"{pretraining['WORK_DIR']}/pretrain"  # where its save cell writes
-    assert settings_of(COLAB / "finetune_glue.ipynb")["PRETRAINED"] == f"{written}/model.keras"
+    assert notebook_places.LOCAL_PRETRAINED == f"{written}/model.keras"
     squad = settings_of(COLAB / "finetune_squad.ipynb")
-    assert (squad["PRETRAINED"], squad["SPM_MODEL"]) == (
-        f"{written}/model.keras",
-        f"{written}/spm.model",
-    )
+    assert settings_of(COLAB / "finetune_glue.ipynb")["PRETRAINED"] == "auto"
+    assert (squad["PRETRAINED"], squad["SPM_MODEL"]) == ("auto", "")  # spm.model beside it
     source = "\n".join(c.source for c in nbformat.read(COLAB / "pretrain_albert.ipynb", 4).cells)
     assert 'out = work / "pretrain"' in source and 'pretrainer.save(out / "model.keras")' in source
     assert 'shutil.copyfile(spm_model, out / "spm.model")' in source
+    assert 'save_folder(SAVE_TO, "pretrain")' in source
+    # A fresh runtime finds the pretraining notebook's copy where "auto" put it on Drive.
+    drive = tmp_path / "MyDrive"
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(FileNotFoundError, match="PRETRAINED = 'auto': no pretrained model"):
+        notebook_places.pretrained_model("auto", str(drive))
+    drive.mkdir()  # mounted
+    saved = pathlib.Path(notebook_places.save_folder("auto", "pretrain", str(drive)))
+    assert saved == drive / "albert-keras" / "pretrain"
+    saved.mkdir(parents=True)
+    for name in ("model.keras", "spm.model"):
+        (saved / name).write_bytes(b"")
+    found = notebook_places.pretrained_model("auto", str(drive))
+    assert found == str(saved / "model.keras")
+    assert notebook_places.sentencepiece_beside(found) == str(saved / "spm.model")
+    (tmp_path / written).mkdir(parents=True)  # this runtime's own run comes first
+    (tmp_path / written / "model.keras").write_bytes(b"")
+    assert notebook_places.pretrained_model("auto", str(drive)) == f"{written}/model.keras"
+    assert notebook_places.save_folder("auto", "glue", str(tmp_path / "not-mounted")) == ""
+
+
+def test_several_model_files_are_told_apart(tmp_path):
+    for name in ("books8k.model", "other.model"):
+        (tmp_path / name).write_bytes(b"")
+    with pytest.raises(FileNotFoundError, match="2 .model files beside .* set SPM_MODEL"):
+        notebook_places.sentencepiece_beside(tmp_path / "model.keras")
+    (tmp_path / "model.spiece.model").write_bytes(b"")  # convert's, named after the model
+    assert notebook_places.sentencepiece_beside(tmp_path / "model.keras").endswith(
+        "model.spiece.model"
+    )
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
-def test_each_notebook_ends_by_copying_to_save_to(path):
-    assert settings_of(path)["SAVE_TO"] == ""  # empty: skip
+def test_each_notebook_keeps_its_work_or_says_it_will_not(path):
+    assert settings_of(path)["SAVE_TO"] == "auto"  # Drive's folder when it is mounted
     code = [c.source for c in nbformat.read(path, 4).cells if c.cell_type == "code"]
     last = code[-1]
-    assert "if SAVE_TO:" in last and "tf.io.gfile.copy(" in last and "tf.io.gfile.makedirs(" in last
+    assert "if save_to:" in last and "tf.io.gfile.copy(" in last and "tf.io.gfile.makedirs(" in last
+    # The training cell says, before it trains, that nothing will be kept.
+    (fit_cell,) = [c for c in code if ".fit(" in c]
+    assert fit_cell.index("lost_with_the_runtime(save_to, IN_COLAB)") < fit_cell.index(".fit(")
+    assert notebook_places.lost_with_the_runtime("", in_colab=True).startswith("NOT SAVED")
+    assert notebook_places.lost_with_the_runtime("/content/drive/MyDrive/x", True) is None
 
 
 # === The install cell, run as on Colab ===
