@@ -79,20 +79,38 @@ def add_settings_flags(
         parser.add_argument(*names, type=value_type, **kwargs)
 
 
-# Where `_OneValueAcrossNames` notes the names given for one setting: (dest, flag) -> value.
-_GIVEN = "_settings_flags_given"
+class _Named(str):
+    """A flag's value that remembers which of its setting's names gave it."""
+
+    flag = ""
+
+
+class _TwoValues:
+    """What a setting holds once two of its names gave two values: refused when the settings
+    are made (`check_one_value_per_setting`)."""
+
+    def __init__(self, first: _Named, flag: str, value: str):
+        self.message = (
+            f"{first.flag}={str(first)!r} and {flag}={value!r} name one setting: give one of them"
+        )
 
 
 class _OneValueAcrossNames(argparse.Action):
     """Stores the value of a setting that has several flag names (`--init_from` / `--model`),
-    noting which name gave it, so that `settings_from_args` refuses two names given two values
-    (argparse alone lets the last one win silently)."""
+    remembering which name gave it, so that two names given two values are refused when the
+    settings are made (argparse alone lets the last one win silently). Nothing is added to
+    the parsed namespace: its keys stay the settings' names."""
 
     def __call__(self, parser, namespace, values, option_string=None):
-        given = dict(getattr(namespace, _GIVEN, {}))
-        given[(self.dest, option_string)] = values
-        setattr(namespace, _GIVEN, given)
-        setattr(namespace, self.dest, values)
+        previous = getattr(namespace, self.dest, None)
+        if isinstance(previous, _TwoValues):
+            return
+        if isinstance(previous, _Named) and previous.flag != option_string and previous != values:
+            setattr(namespace, self.dest, _TwoValues(previous, option_string, values))
+            return
+        named = _Named(values)
+        named.flag = option_string
+        setattr(namespace, self.dest, named)
 
 
 def check_one_value_per_setting(args: argparse.Namespace) -> None:
@@ -106,14 +124,9 @@ def check_one_value_per_setting(args: argparse.Namespace) -> None:
     Traceback (most recent call last):
     ValueError: --init_from='a' and --model='b' name one setting: give one of them
     """
-    seen = {}
-    for (dest, flag), value in getattr(args, _GIVEN, {}).items():
-        if dest in seen and seen[dest][1] != value:
-            first, other = seen[dest]
-            raise ValueError(
-                f"{first}={other!r} and {flag}={value!r} name one setting: give one of them"
-            )
-        seen.setdefault(dest, (flag, value))
+    for value in vars(args).values():
+        if isinstance(value, _TwoValues):
+            raise ValueError(value.message)  # noqa: TRY004 (the CLI reports ValueErrors)
 
 
 def settings_from_args(cls: type[Settings], args: argparse.Namespace, **values) -> Settings:
@@ -131,7 +144,11 @@ def settings_from_args(cls: type[Settings], args: argparse.Namespace, **values) 
     """
     check_one_value_per_setting(args)
     names = {field.name for field in dataclasses.fields(cls)}
-    given = {name: value for name, value in vars(args).items() if name in names}
+    given = {
+        name: str(value) if isinstance(value, _Named) else value  # a plain str in the settings
+        for name, value in vars(args).items()
+        if name in names
+    }
     return resolve_settings(cls, None, {**given, **values})
 
 
