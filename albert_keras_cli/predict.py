@@ -85,6 +85,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "model that carries its vocabulary refuses any other (sha256 compared)",
     )
     parser.add_argument(
+        "--accept_old_text_path",
+        action="store_true",
+        help="predict with a model trained on an older text path's ids (ids other than the "
+        "official ALBERT code's: '' read as \", no digit-comma split); without it it is refused",
+    )
+    parser.add_argument(
         "--max_seq_length",
         type=int,
         help="with --spm_model: the length it was fine-tuned at; none: the model's "
@@ -174,6 +180,9 @@ def run(args: argparse.Namespace) -> int:
     data = None if args.task else read_bytes(args.input)
     model = load_any_model(args.model)
     _check_vocabulary(model, args)
+    from albert_keras_contracts.text_path import check_model_text_path
+
+    check_model_text_path(model, args.model, getattr(args, "accept_old_text_path", False))
     if getattr(model, "head", None) in ("simple", "v2"):  # an AlbertQuestionAnswerer
         from albert_keras_cli.predict_squad import run_squad
 
