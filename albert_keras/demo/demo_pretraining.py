@@ -5,6 +5,7 @@ import pathlib
 import keras
 import numpy as np
 
+from albert_keras.jobs.job_run import text_preprocessor
 from albert_keras.jobs.pretrain_job import pretrain
 from albert_keras.models import AlbertBackbone, AlbertPretrainer
 from albert_keras.models.albert_pretrainer import backbone_inputs
@@ -34,7 +35,12 @@ def heldout_batches(files: str, batch_size: int, shapes: dict, batches: int):
 
 
 def save_untrained(
-    path: pathlib.Path, vocabulary_size: int, config: dict, max_seq_length: int, seed: int
+    path: pathlib.Path,
+    vocabulary_size: int,
+    config: dict,
+    max_seq_length: int,
+    seed: int,
+    spm_model: str | None = None,
 ) -> AlbertPretrainer:
     """Saves a pretrainer of the same architecture, seeded as `pretrain` seeds its own, never
     trained, to `path`: the baseline that fine-tuning without pretraining starts from.
@@ -45,6 +51,8 @@ def save_untrained(
         config: dict. Backbone arguments.
         max_seq_length: int. The records' length (the model's positions).
         seed: int. As given to `pretrain`.
+        spm_model: str or None. Its vocabulary, carried in the file as `pretrain`'s model
+            carries it (its SHA-256 checked by fine-tuning, which has nothing to warn about).
 
     Example:
     >>> model = save_untrained(pathlib.Path("untrained/model.keras"), 4000,
@@ -57,7 +65,8 @@ def save_untrained(
     model = AlbertPretrainer(
         AlbertBackbone(
             vocabulary_size=vocabulary_size, **{**config, "max_sequence_length": max_seq_length}
-        )
+        ),
+        preprocessor=text_preprocessor(spm_model, max_seq_length),
     )
     model.compile()
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -91,6 +100,7 @@ def run_pretraining(
         config,
         run["max_seq_length"],
         run["seed"],
+        data["spm_model"],
     )
     before = untrained.evaluate(heldout, return_dict=True, verbose=0)
     pretrain_dir = out / "pretrain"
