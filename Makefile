@@ -9,10 +9,13 @@ PYTEST_ARGS ?=
 install: $(VENV)/.installed
 
 $(VENV)/.installed: setup.cfg pyproject.toml
+	@echo "installing albert-keras and its dependencies (TensorFlow, Keras, Beam) into $(VENV):"
+	@echo "a few minutes the first time, without progress lines (pip -q)"
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e ".[test,beam]"
 	touch $@
+	@echo "installed; '. $(VENV)/bin/activate' puts albert-keras and python -m pipelines.* on PATH"
 
 # Optional: transformers + a CPU torch, for the Hugging Face parity tests (skipped without them).
 # TORCH_WHEELS is a folder holding a CPU torch wheel, so no multi-GB CUDA build is downloaded.
