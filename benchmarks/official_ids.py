@@ -177,7 +177,7 @@ def main() -> None:
     print("| tokenizer | lines whose ids differ from the official code's |")
     print("|---|---|")
     for name, (count, _) in rows.items():
-        print(f"| {name} | {count:,} ({100 * count / len(lines):.2f}%) |")
+        print(f"| {name} | {count:,} ({100 * count / len(lines):.3f}%) |")
     if layer is not None:
         got, differing = layer
         ties = [i for i in differing if is_tie(processor, got[i], expected[i])]
