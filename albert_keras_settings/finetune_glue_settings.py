@@ -6,6 +6,8 @@ from __future__ import annotations
 import dataclasses
 import math
 
+from albert_keras_contracts.catalogue import get_glue_task, import_task_module
+from albert_keras_contracts.catalogue import trainable_task_names as _trainable_task_names
 from albert_keras_settings.choices import JIT_COMPILE
 from albert_keras_settings.setting import check_choices, paths_as_strings, setting
 from albert_keras_settings.shared_settings import (
@@ -16,9 +18,8 @@ from albert_keras_settings.shared_settings import (
     strategy_setting,
 )
 
-# The trainable tasks of `albert_keras.glue.GLUE_TASKS` (tests/cli checks they agree): importing
-# it here would load TensorFlow for `--help`.
-TASKS = ("CoLA", "SST-2", "MRPC", "STS-B", "QQP", "MNLI", "QNLI", "RTE", "WNLI")
+# GLUE's trainable tasks, as the catalogue holds them (a `--task_module` may add more).
+TASKS = _trainable_task_names()
 SOURCES = ("tsv", "tfds")
 # The user's own files (`--train_file`): what their label column holds.
 TASK_TYPES = ("classification", "regression")
@@ -73,6 +74,11 @@ class FinetuneGlueSettings:
         None, f"one of {', '.join(TASKS)} (MNLI also predicts AX); none: --train_file's task"
     )
     glue_dir: str | None = setting(None, "GLUE's download: GLUE_DIR/SST-2/train.tsv, ...")
+    task_module: str | None = setting(
+        None,
+        "a Python module to import first, whose register_task(...) calls add GLUE-like tasks "
+        "(albert_keras_contracts.catalogue) that --task then names",
+    )
     init_from: str = setting(
         help="start from these weights: a saved AlbertBackbone, AlbertPretrainer or "
         "AlbertClassifier (.keras); its backbone is fine-tuned"
@@ -157,5 +163,8 @@ class FinetuneGlueSettings:
             raise ValueError(f"--{given[0]} needs --train_file")
         if self.task is None:
             raise ValueError("--task (a GLUE task) or --train_file (your own data) is required")
+        if self.task_module is not None:
+            import_task_module(self.task_module)  # before the task is looked up
+        get_glue_task(self.task)  # an unknown name: one line naming the catalogue's tasks
         if self.source == "tsv" and not self.glue_dir:
             raise ValueError("--glue_dir is required with --source tsv")

@@ -68,14 +68,14 @@ RULES: dict[str, set[str]] = {
     # model, no TensorFlow at import.
     "albert_keras_contracts": set(),
     # Each job's settings (frozen dataclasses) and the flags generated from them: no TensorFlow.
-    "albert_keras_settings": set(),
+    "albert_keras_settings": {"albert_keras_contracts"},  # the catalogue's names
     # The data: vocabulary training, the pretraining-data writer (local and Beam), the reader.
     "pipelines": {"albert_keras_contracts", "albert_keras_settings"},
     "albert_keras.version": set(),
     # `from_preset`'s registry: the model library looks loaders up here, `presets` fills it.
     "albert_keras.preset_registry": set(),
     # The model library.
-    "albert_keras.layers": set(),
+    "albert_keras.layers": {"albert_keras_contracts"},  # the catalogue's sharing modes
     "albert_keras.optimizers": set(),
     "albert_keras.preprocessing": {
         "albert_keras_contracts",

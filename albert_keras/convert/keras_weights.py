@@ -151,12 +151,13 @@ def _slots(model) -> list[tuple[tuple[str, ...], object, str]]:
     ]
     if embeddings.projection is not None:
         slots += _dense("bert/encoder/embedding_hidden_mapping_in", embeddings.projection)
-    # "none" (BERT) is written as one official group per layer; both index blocks the same way.
-    num_owners = encoder.num_groups if encoder.sharing == "all" else encoder.num_layers
-    if encoder.sharing not in ("all", "none"):
+    # "none" (BERT) is written as one official group per layer; both index blocks the same way
+    # (the sharing mode, the catalogue's, says how many weight sets there are).
+    if not encoder.mode.official_checkpoint:
         raise CheckpointError(
             f"sharing={encoder.sharing!r} has no official checkpoint layout (only 'all', 'none')"
         )
+    num_owners = encoder.mode.num_owners("attention", encoder.num_layers, encoder.num_groups)
     for owner in range(num_owners):
         for inner in range(encoder.num_inner_repetitions):
             index = owner * encoder.num_inner_repetitions + inner

@@ -14,6 +14,8 @@ import zipfile
 
 import numpy as np
 
+from albert_keras_contracts.catalogue import sharing_mode
+
 # albert_config.json keys -> AlbertBackbone arguments.
 CONFIG_TO_BACKBONE = {
     "vocab_size": "vocabulary_size",
@@ -111,14 +113,16 @@ def official_config_from_backbone(config: dict) -> dict:
     Only `sharing="all"` (ALBERT) and `sharing="none"` (BERT: written as one group per layer)
     have an official layout; the ablations sharing only attention or only the FFN have none.
     """
-    sharing = config.get("sharing", "all")
+    mode = sharing_mode(config.get("sharing", "all"))
     result = {key: int(config[ours]) for key, ours in CONFIG_TO_BACKBONE.items()}
-    if sharing == "none":
-        result["num_hidden_groups"] = result["num_hidden_layers"]
-    elif sharing != "all":
+    if not mode.official_checkpoint:
         raise CheckpointError(
-            f"sharing={sharing!r} has no official checkpoint layout (only 'all' and 'none')"
+            f"sharing={mode.name!r} has no official checkpoint layout (only 'all' and 'none')"
         )
+    # An official group holds whole blocks: BERT's "none" is one group per layer.
+    result["num_hidden_groups"] = mode.num_owners(
+        "attention", result["num_hidden_layers"], result["num_hidden_groups"]
+    )
     result.update(
         hidden_act="gelu",
         hidden_dropout_prob=float(config.get("dropout", 0.0)),

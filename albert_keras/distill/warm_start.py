@@ -90,9 +90,9 @@ def warm_start(teacher: AlbertPretrainer, student: AlbertPretrainer) -> dict[str
         (student.mlm_head, teacher.mlm_head),
     ]
     s_encoder, t_encoder = s_backbone.encoder, t_backbone.encoder
-    halves = (
-        ("attention_blocks", s_encoder.sharing in ("all", "attention")),
-        ("feedforward_blocks", s_encoder.sharing in ("all", "ffn")),
+    halves = (  # which halves the student shares: its sharing mode says (the catalogue's)
+        ("attention_blocks", s_encoder.mode.shares("attention")),
+        ("feedforward_blocks", s_encoder.mode.shares("ffn")),
     )
     repetitions = s_encoder.num_inner_repetitions
     for attribute, shared in halves:

@@ -6,8 +6,9 @@ from keras import ops
 from albert_keras.layers.feed_forward_block import FeedForwardBlock
 from albert_keras.layers.self_attention_block import SelfAttentionBlock
 from albert_keras.layers.validation import check_positive, check_rate
+from albert_keras_contracts.catalogue import SHARING_MODES, sharing_mode
 
-SHARING_MODES = ("all", "attention", "ffn", "none")
+__all__ = ["SHARING_MODES", "SharedEncoder"]  # SHARING_MODES: the catalogue's, by name
 
 
 @keras.saving.register_keras_serializable(package="albert_keras")
@@ -27,7 +28,9 @@ class SharedEncoder(keras.layers.Layer):
 
     ALBERT is `"all"` with one group and one inner repetition; BERT is `"none"`. Sharing is
     calling the same layer object again, so shared weights are one variable (never copies) and
-    their gradients sum over the layers that use them.
+    their gradients sum over the layers that use them. The modes are the catalogue's
+    (`albert_keras_contracts.catalogue.SharingMode`: which halves are shared, which group a
+    layer uses); a registered mode builds here with no change to this layer.
 
     Args:
         num_layers: int. L, the number of layers computed.
@@ -35,7 +38,8 @@ class SharedEncoder(keras.layers.Layer):
         intermediate_dim: int. I, the FFN's inner width.
         num_groups: int. The number of weight groups; must divide `num_layers`.
         num_inner_repetitions: int. Blocks per layer (each with its own weights).
-        sharing: str. One of `"all"`, `"attention"`, `"ffn"`, `"none"`.
+        sharing: str. A sharing mode of the catalogue: `"all"`, `"attention"`, `"ffn"`,
+            `"none"` or one registered with `register_sharing_mode`.
         dropout: float. Dropout rate inside the blocks.
         layer_norm_epsilon: float. The LayerNorms' epsilon.
         **kwargs: passed to `keras.layers.Layer`.
@@ -84,8 +88,7 @@ class SharedEncoder(keras.layers.Layer):
         check_rate("dropout", dropout)
         if num_layers % num_groups != 0:
             raise ValueError(f"num_layers={num_layers} is not divisible by num_groups={num_groups}")
-        if sharing not in SHARING_MODES:
-            raise ValueError(f"sharing={sharing!r} is not one of {SHARING_MODES}")
+        self.mode = sharing_mode(sharing)  # ValueError for a name the catalogue lacks
         self.num_layers = num_layers
         self.num_heads = num_heads
         self.intermediate_dim = intermediate_dim
@@ -95,13 +98,16 @@ class SharedEncoder(keras.layers.Layer):
         self.dropout = dropout
         self.layer_norm_epsilon = layer_norm_epsilon
 
-    def _owners(self, shared):
+    def _owners(self, half):
         """The (prefix, count) naming the distinct weight sets of one half of the block."""
-        return ("group", self.num_groups) if shared else ("layer", self.num_layers)
+        return (
+            self.mode.owner_kind(half),
+            self.mode.num_owners(half, self.num_layers, self.num_groups),
+        )
 
     def build(self, inputs_shape):
-        attention_owner, num_attention = self._owners(self.sharing in ("all", "attention"))
-        ffn_owner, num_ffn = self._owners(self.sharing in ("all", "ffn"))
+        attention_owner, num_attention = self._owners("attention")
+        ffn_owner, num_ffn = self._owners("ffn")
         repetitions = range(self.num_inner_repetitions)
         # Flat lists indexed by owner * num_inner_repetitions + inner (see `_block_index`).
         self.attention_blocks = [
@@ -129,8 +135,8 @@ class SharedEncoder(keras.layers.Layer):
         for block in self.attention_blocks + self.feedforward_blocks:
             block.build(inputs_shape)
 
-    def _block_index(self, layer, inner, shared):
-        owner = layer * self.num_groups // self.num_layers if shared else layer
+    def _block_index(self, layer, inner, half):
+        owner = self.mode.owner(half, layer, self.num_layers, self.num_groups)
         return owner * self.num_inner_repetitions + inner
 
     def call(self, inputs, padding_mask=None, output_positions=None, training=None):
@@ -138,14 +144,12 @@ class SharedEncoder(keras.layers.Layer):
         if padding_mask is not None:
             # (batch, 1, 1, keys): every head and every query ignores padding keys.
             attention_mask = ops.cast(padding_mask, "bool")[:, None, None, :]
-        shared_attention = self.sharing in ("all", "attention")
-        shared_ffn = self.sharing in ("all", "ffn")
         last_block = (self.num_layers - 1, self.num_inner_repetitions - 1)
         x = inputs
         for layer in range(self.num_layers):
             for inner in range(self.num_inner_repetitions):
-                attention = self.attention_blocks[self._block_index(layer, inner, shared_attention)]
-                ffn = self.feedforward_blocks[self._block_index(layer, inner, shared_ffn)]
+                attention = self.attention_blocks[self._block_index(layer, inner, "attention")]
+                ffn = self.feedforward_blocks[self._block_index(layer, inner, "ffn")]
                 # Only the last block may drop rows: every earlier one feeds keys and values.
                 query_positions = output_positions if (layer, inner) == last_block else None
                 x = attention(

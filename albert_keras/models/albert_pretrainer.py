@@ -10,6 +10,7 @@ from albert_keras.layers.tied_masked_lm_head import TiedMaskedLMHead
 from albert_keras.models.albert_task import AlbertTask
 from albert_keras.models.unused_pooler import UnusedPooler
 from albert_keras.preset_registry import get_preset_loader
+from albert_keras_contracts.catalogue import SENTENCE_OBJECTIVES as OBJECTIVES
 from albert_keras_contracts.record_format import (
     INPUT_IDS,
     INPUT_MASK,
@@ -21,7 +22,8 @@ from albert_keras_contracts.record_format import (
     SENTENCE_LABELS,
 )
 
-SENTENCE_OBJECTIVES = ("sop", "nsp", None)
+# The catalogue's objectives; the model spells "none" as None.
+SENTENCE_OBJECTIVES = tuple(None if name == "none" else name for name in OBJECTIVES)
 # The backbone's input names -> the pretraining records' feature names (docs/design.md), as the
 # record format defines them; the distiller and the demo call `backbone_inputs`.
 RECORD_FEATURES = MODEL_INPUTS

@@ -20,10 +20,13 @@ import dataclasses
 import json
 import os
 
+from albert_keras_contracts import catalogue
 from albert_keras_settings.study_settings import STUDY_DEFAULTS, VOCABULARY_KEYS
 
-SENTENCE_OBJECTIVES = ("none", "nsp", "sop")
-SHARING = ("all", "attention", "ffn", "none")
+# The catalogue's names (albert_keras_contracts.catalogue): a registered sharing mode is a
+# study cell's choice too.
+SENTENCE_OBJECTIVES = tuple(catalogue.SENTENCE_OBJECTIVES)
+SHARING = catalogue.SHARING_MODES
 BASELINE = "no-pretraining"
 
 # Every key and its default (albert_keras_settings, free of TensorFlow: `study --help` lists them).

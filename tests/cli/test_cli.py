@@ -95,19 +95,6 @@ def test_help_version_and_argument_errors_do_not_import_tensorflow(argv, code):
         assert "error:" in result.stderr
 
 
-def test_the_subcommands_accept_what_the_jobs_accept():
-    from albert_keras.convert import convert_checkpoint
-    from albert_keras.glue import GLUE_TASKS
-    from albert_keras_cli import convert, finetune_glue
-
-    # STRATEGIES and PRECISIONS are defined once (albert_keras_settings.choices): nothing to compare.
-    assert (convert.SOURCES, convert.TARGETS) == (
-        convert_checkpoint.SOURCES,
-        convert_checkpoint.TARGETS,
-    )
-    assert finetune_glue.TASKS == tuple(n for n, t in GLUE_TASKS.items() if t.trainable)
-
-
 def test_config_flags():
     flags = ["num_layers=2", "sharing=none", "dropout=0.1", 'tasks=["RTE", "MRPC"]', "x=null"]
     assert parse_config_flags(flags) == {

@@ -28,6 +28,7 @@ PRECISIONS = ("auto", "float32", "mixed_bfloat16", "mixed_float16")
 TODAY = [
     ("task", ("--task",), None, None, False, str),
     ("glue_dir", ("--glue_dir",), None, None, False, str),
+    ("task_module", ("--task_module",), None, None, False, str),
     ("init_from", ("--init_from", "--model"), None, None, True, str),
     ("output_dir", ("--output_dir",), None, None, True, str),
     ("overwrite", ("--overwrite",), False, None, False, None),
