@@ -22,10 +22,11 @@ import os
 import pathlib
 import tempfile
 
-# `albert_keras.convert.convert_checkpoint`'s SOURCES and TARGETS (tests/cli checks they agree):
-# importing it here would load TensorFlow for `--help`.
-SOURCES = ("tf1", "hf", "keras-hub", "keras")
-TARGETS = ("hf", "keras-hub", "tf1")
+from albert_keras_contracts.catalogue import CONVERSION_SOURCES, CONVERSION_TARGETS
+
+# The catalogue's formats (albert_keras.convert.convert_checkpoint takes the same).
+SOURCES = tuple(CONVERSION_SOURCES)
+TARGETS = tuple(CONVERSION_TARGETS)
 # What `export_model` writes into a `--to` folder, per format.
 EXPORTED_NAMES = {
     "hf": ("config.json", "model.safetensors", "spiece.model"),
