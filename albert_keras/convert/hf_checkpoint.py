@@ -146,15 +146,8 @@ def read_hf_folder(
     expected = official_weight_shapes(config, with_projection=True, with_squad_head=True)
     to_official = {hf: (official, t) for official, (hf, t) in names.items()}
     weights, unknown = {}, []
-    task_head = sorted(name for name in hf_weights if name.startswith(TASK_HEAD))
-    if task_head:
-        # A sequence / token classification or multiple-choice head: no part of the backbone
-        # (hf_task_heads reads it for the task model's `from_preset`).
-        notes.append(f"{', '.join(task_head)}: a task head, not read here (load the folder "
-                     "with the task model's from_preset to keep it)")  # fmt: skip
+    hf_weights = _without_task_head(hf_weights, notes)
     for name, array in hf_weights.items():
-        if name.startswith(TASK_HEAD):
-            continue
         if name in to_official:
             official, transpose = to_official[name]
             shape = expected[official][::-1] if transpose else expected[official]
@@ -273,6 +266,18 @@ def _read_hf_config(path: pathlib.Path) -> tuple[dict, list[str]]:
         notes.append(f"config.json layer_norm_eps={config['layer_norm_eps']}: the model uses 1e-12")
     backbone_config_from_official(config, source=str(path))  # validates
     return config, notes
+
+
+def _without_task_head(hf_weights: dict, notes: list[str]) -> dict:
+    """The tensors less a sequence / token classification or multiple-choice head, which is no
+    part of the backbone (`hf_task_heads` reads it for the task model's `from_preset`)."""
+    head = sorted(name for name in hf_weights if name.startswith(TASK_HEAD))
+    if head:
+        notes.append(
+            f"{', '.join(head)}: a task head, not read here (load the folder with the task "
+            "model's from_preset to keep it)"
+        )
+    return {name: a for name, a in hf_weights.items() if not name.startswith(TASK_HEAD)}
 
 
 def _refuse_pickled(path: pathlib.Path) -> None:

@@ -7,7 +7,6 @@ from albert_keras.layers.factorized_embedding import albert_initializer
 from albert_keras.layers.validation import check_positive, check_rate
 from albert_keras.models.albert_task import AlbertTask
 from albert_keras.models.unused_pooler import UnusedPooler
-from albert_keras.preprocessing.word_pieces import IGNORED_LABEL, encode_words, split_words
 from albert_keras.preset_registry import get_preset_loader
 
 
@@ -109,6 +108,9 @@ class AlbertTokenClassifier(UnusedPooler, AlbertTask, keras.Model):
             **kwargs: passed to `keras.Model.compile`.
         """
         if loss == "auto":
+            # Here, not at the top: `import albert_keras` loads no preprocessing (tf-text).
+            from albert_keras.preprocessing.word_pieces import IGNORED_LABEL
+
             loss = keras.losses.SparseCategoricalCrossentropy(
                 from_logits=True, ignore_class=IGNORED_LABEL
             )
@@ -132,6 +134,8 @@ class AlbertTokenClassifier(UnusedPooler, AlbertTask, keras.Model):
             per text, `[{"word", "tag", "start", "end"}, ...]` with character offsets; a word
             past the model's sequence length gets the tag `None`.
         """
+        from albert_keras.preprocessing.word_pieces import split_words
+
         words = [split_words(text) for text in texts]
         tags = self.tag_words([[w for w, _, _ in row] for row in words], batch_size)
         return [
@@ -149,6 +153,8 @@ class AlbertTokenClassifier(UnusedPooler, AlbertTask, keras.Model):
                 "tagging text needs the model's preprocessor and labels "
                 "(AlbertTokenClassifier(..., labels=[...], preprocessor=...))"
             )
+        from albert_keras.preprocessing.word_pieces import encode_words
+
         inputs, _, first = encode_words(
             self.preprocessor.tokenizer, sentences, self.preprocessor.sequence_length
         )
