@@ -125,3 +125,27 @@ def test_a_killed_worker_stops_the_other_and_both_resume(tiny_records, tmp_path)
     summary = json.loads((two / "summary.json").read_text())
     assert summary["steps"]["resumed_from"] >= saved
     _assert_same_run(one, two)
+
+
+@pytest.mark.slow
+def test_distill_shares_the_skeleton(teacher_path, distill_records, tmp_path):
+    """`distill` goes through the same `JobRun` and `PeriodicTraining` as `pretrain`: the
+    chief alone writes, and two workers equal one process."""
+
+    def argv(output_dir, strategy):
+        return [
+            "-m", "albert_keras_cli", "distill", "--teacher", teacher_path, "--records",
+            distill_records["train"], "--eval_records", distill_records["eval"],
+            "--eval_steps=2", "--output_dir", str(output_dir), "--config", "num_layers=1",
+            "--batch_size=8", "--max_steps=4", "--checkpoint_every=2", "--seed=1",
+            "--jit_compile=false", f"--strategy={strategy}",
+        ]  # fmt: skip
+
+    one, two = tmp_path / "one", tmp_path / "two"
+    _one_process(argv(one, "cpu"), tmp_path, "1")
+    workers, worker_tmp = _two_workers(argv(two, "multi_worker"), tmp_path, "2")
+    with workers:
+        assert workers.wait(300) == [0, 0], workers.log(0)[-3000:] + workers.log(1)[-3000:]
+    assert sorted(os.listdir(two)) == sorted(os.listdir(one))
+    assert os.listdir(worker_tmp) == []
+    _assert_same_run(one, two)
