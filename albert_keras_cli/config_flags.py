@@ -39,6 +39,9 @@ def parse_config_flags(items: Iterable[str], allowed: Iterable[str] | None = Non
     >>> parse_config_flags(["num_layers"])
     Traceback (most recent call last):
     ValueError: --config 'num_layers' is not KEY=VALUE
+    >>> parse_config_flags(["dropout=NaN"])
+    Traceback (most recent call last):
+    ValueError: --config 'dropout=NaN': NaN is not a number a setting takes
     """
     overrides = {}
     for item in items:
@@ -47,7 +50,8 @@ def parse_config_flags(items: Iterable[str], allowed: Iterable[str] | None = Non
         if not sep or not key:
             raise ValueError(f"--config {item!r} is not KEY=VALUE")
         try:
-            overrides[key] = json.loads(value)
+            # JSON's reader takes NaN and Infinity; no backbone argument is ever one (issue 43).
+            overrides[key] = json.loads(value, parse_constant=_no_constant(item))
         except json.JSONDecodeError:
             overrides[key] = value  # a bare string such as sharing=none
     if allowed is not None:
@@ -59,3 +63,12 @@ def parse_config_flags(items: Iterable[str], allowed: Iterable[str] | None = Non
                 f"{', '.join(sorted(allowed))}"
             )
     return overrides
+
+
+def _no_constant(item: str):
+    """`json.loads`' `parse_constant`: refuses `NaN`, `Infinity` and `-Infinity` in one line."""
+
+    def refuse(constant: str):
+        raise ValueError(f"--config {item!r}: {constant} is not a number a setting takes")
+
+    return refuse

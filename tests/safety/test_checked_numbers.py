@@ -79,6 +79,8 @@ def test_the_edges_stay_valid():
 @pytest.mark.parametrize(
     "argv, message",
     [
+        (["pretrain", "--records", "r/*", "--config", "dropout=NaN"],
+         "albert-keras pretrain: error: --config 'dropout=NaN': NaN is not a number a setting"),
         (["pretrain", "--records", "r/*", "--learning_rate", "nan"],
          "albert-keras pretrain: error: --learning_rate=nan must be a finite number > 0"),
         (["finetune-squad", "--version", "2.0", "--train_file", "t.json", "--predict_file",
