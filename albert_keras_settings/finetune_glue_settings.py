@@ -47,7 +47,12 @@ class FinetuneGlueSettings:
 
     Args:
         task: str or `albert_keras.glue.GlueTask`. `"CoLA"`, `"SST-2"`, `"MRPC"`, `"STS-B"`,
-            `"QQP"`, `"MNLI"`, `"QNLI"`, `"RTE"` or `"WNLI"` (AX predictions come with MNLI).
+            `"QQP"`, `"MNLI"`, `"QNLI"`, `"RTE"` or `"WNLI"` (AX predictions come with MNLI), or
+            a task a `task_module` registers (`albert_keras_contracts.catalogue.register_task`);
+            `None` with `train_file`: the user's own files (`albert_keras.glue.user_files`).
+        train_file, validation_file, test_file: the user's own CSV / TSV / JSON lines files,
+            their columns named by `text_column`, `text_pair_column` and `label_column`;
+            `task_type` says whether the label is a class (any spelling) or a number.
         init_from: the weights to start from (`--init_from`, or `--model` as before): a `.keras`
             path holding an `AlbertBackbone` or a model with a `.backbone` (`AlbertPretrainer`,
             `AlbertClassifier`), or such a model in memory.

@@ -17,6 +17,7 @@ import keras_hub
 import numpy as np
 
 from albert_keras.models.albert_backbone import AlbertBackbone
+from albert_keras_contracts.catalogue import sharing_mode
 
 _CONFIG_KEYS = (
     "vocabulary_size",
@@ -77,8 +78,12 @@ def backbone_to_keras_hub(backbone: AlbertBackbone) -> keras_hub.models.AlbertBa
     >>> kh.count_params()
     11683584
     """
-    num_groups = backbone.num_groups if backbone.sharing == "all" else backbone.num_layers
-    if backbone.sharing != "all" and backbone.num_groups != backbone.num_layers:
+    # keras-hub shares whole blocks in contiguous groups, as the official layouts do: a mode
+    # they hold that shares ("all") maps group for group; any other only with one group a layer.
+    mode = sharing_mode(backbone.sharing)
+    whole_blocks = mode.official_checkpoint and mode.shares("attention")
+    num_groups = backbone.num_groups if whole_blocks else backbone.num_layers
+    if not whole_blocks and backbone.num_groups != backbone.num_layers:
         raise ValueError(
             f"keras-hub's AlbertBackbone shares whole blocks only: sharing={backbone.sharing!r} "
             f"converts only with num_groups == num_layers (got {backbone.num_groups} groups, "
