@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 
@@ -138,6 +139,9 @@ def check_arguments(args: argparse.Namespace) -> None:
     for flag in ("batch_size", "doc_stride", "max_query_length", "max_answer_length"):
         if getattr(args, flag) is not None and getattr(args, flag) <= 0:
             raise ValueError(f"--{flag} must be positive, got {getattr(args, flag)}")
+    if args.null_threshold is not None and not math.isfinite(args.null_threshold):
+        # nan compares False with every score: every question would get a span (issue 43).
+        raise ValueError(f"--null_threshold must be a finite number, got {args.null_threshold}")
     if args.spm_model is not None:
         if os.path.isdir(args.spm_model):
             raise ValueError(f"--spm_model {args.spm_model} is a folder: give the .model file")

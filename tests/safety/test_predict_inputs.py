@@ -48,3 +48,11 @@ def test_a_folder_given_as_input_is_called_a_folder(classifier, tmp_path, capsys
     assert _one_error_line(capsys) == (
         f"albert-keras predict: error: --input {tmp_path} is a folder: give a file"
     )
+
+
+def test_a_null_threshold_that_is_not_a_number_is_refused(classifier, tmp_path, capsys):
+    argv = ["predict", "--model", str(classifier), "--input", "-", "--null_threshold", "nan"]
+    assert main(argv) == 2
+    assert _one_error_line(capsys) == (
+        "albert-keras predict: error: --null_threshold must be a finite number, got nan"
+    )
