@@ -90,7 +90,7 @@ def test_a_cell_may_train_in_its_own_precision():
         ("table5", {"seeds": [1, 1]}, "must be a list of distinct integers"),
         ("table5", {"tasks": ["SST2"]}, "tasks SST2: not a GLUE task"),
         ("table5", {"learning_rate": -1}, "learning_rate=-1 must be a positive number"),
-        ("table5", {"preset": "albert_tiny"}, "preset 'albert_tiny' is unknown"),
+        ("table5", {"preset": "albert_huge"}, "preset 'albert_huge' is unknown"),
         ("table5", {"warp": 9}, "--config warp: not a study key"),
         ("table5", {"mixed_precision": "bf16"}, "cell None: mixed_precision='bf16'; choose"),
         ({"cells": [{"name": "a", "mixed_precision": "fp8"}]}, {}, "mixed_precision='fp8'"),
