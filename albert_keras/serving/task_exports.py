@@ -17,7 +17,12 @@ from albert_keras.serving.export_saved_model import TEXT, write_archive
 
 
 def export_token_classifier(
-    model, output_dir: str | pathlib.Path, *, overwrite: bool = False, arguments=None
+    model,
+    output_dir: str | pathlib.Path,
+    preprocessor=None,
+    *,
+    overwrite: bool = False,
+    arguments: dict | None = None,
 ) -> dict:
     """Writes an `AlbertTokenClassifier` as a SavedModel that tags the words of raw text.
 
@@ -26,6 +31,13 @@ def export_token_classifier(
     past the sequence length), `starts` / `ends` (character offsets, as `predict` gives them).
     Words are encoded one by one and tagged on their first piece, as in training
     (`albert_keras.preprocessing.word_pieces`).
+
+    Args:
+        model: `AlbertTokenClassifier` with `labels`.
+        output_dir: str or Path. The SavedModel folder (owned as `export_saved_model`'s).
+        preprocessor: `AlbertPreprocessor` (its tokenizer and length), default the model's.
+        overwrite: bool. Replace an earlier export made with other `arguments`.
+        arguments: dict or None. What the export was made from (the folder's manifest).
 
     Example:
     >>> from albert_keras.models import AlbertTokenClassifier
@@ -43,9 +55,10 @@ def export_token_classifier(
     """
     import tensorflow_text as tf_text
 
-    if model.preprocessor is None or model.labels is None:
+    preprocessor = preprocessor or model.preprocessor
+    if preprocessor is None or model.labels is None:
         raise ValueError("export needs the tagger's preprocessor and labels (as fine-tuned)")
-    tokenizer, length = model.preprocessor.tokenizer, model.preprocessor.sequence_length
+    tokenizer, length = preprocessor.tokenizer, preprocessor.sequence_length
     labels = tf.constant(model.labels)
 
     def tag(text):
@@ -62,7 +75,7 @@ def export_token_classifier(
         first = 1 + before[:-1] - tf.gather(before, tf.gather(words.row_starts(), row_of_word))
         fits = first + sizes <= length - 1  # [CLS] pieces [SEP]
         by_text = tf.RaggedTensor.from_row_splits(pieces, words.row_splits).merge_dims(1, 2)
-        inputs = model.preprocessor.pack(by_text[:, : length - 2])
+        inputs = preprocessor.pack(by_text[:, : length - 2])
         logits = model(inputs, training=False)
         where = tf.stack([row_of_word, tf.minimum(first, length - 1)], axis=1)
         ids = tf.argmax(tf.gather_nd(logits, where), axis=-1)
@@ -86,20 +99,32 @@ def export_token_classifier(
 
     archive = keras.export.ExportArchive()
     archive.track(model)
-    archive.track(model.preprocessor)
+    archive.track(preprocessor)
     archive.add_endpoint("serving_default", tag, input_signature=[TEXT])
     write_archive(archive, output_dir, arguments, overwrite=overwrite)
     return {"serving_default": ["words", "tags", "starts", "ends"]}
 
 
 def export_multiple_choice(
-    model, output_dir: str | pathlib.Path, *, overwrite: bool = False, arguments=None
+    model,
+    output_dir: str | pathlib.Path,
+    preprocessor=None,
+    *,
+    overwrite: bool = False,
+    arguments: dict | None = None,
 ) -> dict:
     """Writes an `AlbertMultipleChoice` as a SavedModel that chooses among options of text.
 
     Signature `serving_default(context, options)`: `context` a batch of strings, `options`
     (batch, options) strings (each the second segment of its pair, as `predict` takes them);
     returns `probabilities` (batch, options) and `choice` (batch,), the chosen option's index.
+
+    Args:
+        model: `AlbertMultipleChoice`.
+        output_dir: str or Path. The SavedModel folder (owned as `export_saved_model`'s).
+        preprocessor: `AlbertPreprocessor`, default the model's.
+        overwrite: bool. Replace an earlier export made with other `arguments`.
+        arguments: dict or None. What the export was made from (the folder's manifest).
 
     Example:
     >>> from albert_keras.models import AlbertMultipleChoice
@@ -116,9 +141,9 @@ def export_multiple_choice(
     >>> out["probabilities"].shape.as_list(), out["choice"].shape.as_list()
     ([1, 3], [1])
     """
-    if model.preprocessor is None:
+    preprocessor = preprocessor or model.preprocessor
+    if preprocessor is None:
         raise ValueError("export needs the model's preprocessor (as fine-tuned)")
-    preprocessor = model.preprocessor
 
     def choose(context, options):
         count = tf.shape(options)[1]
