@@ -38,6 +38,16 @@ import time
 from _timing import random_batch, train_flops_per_sequence
 from accelerator_train_step import PEAK_FLOPS
 
+from albert_keras_contracts.record_format import (  # the records' names, spelled once
+    INPUT_IDS,
+    INPUT_MASK,
+    MASKED_LM_IDS,
+    MASKED_LM_POSITIONS,
+    MASKED_LM_WEIGHTS,
+    SEGMENT_IDS,
+    SENTENCE_LABELS,
+)
+
 LEARNING_RATE, WEIGHT_DECAY = 1e-4, 0.01
 PEERS = ("ours-jax", "ours-tensorflow", "keras-hub-jax", "hugging-face-torch")
 BACKENDS = {"ours-jax": "jax", "ours-tensorflow": "tensorflow", "keras-hub-jax": "jax"}
@@ -123,12 +133,12 @@ def keras_hub(args, batch, size):
         weighted_metrics=[],
     )
     x = {
-        "token_ids": batch["input_ids"],
-        "padding_mask": batch["input_mask"].astype(bool),
-        "segment_ids": batch["segment_ids"],
-        "mask_positions": batch["masked_lm_positions"],
+        "token_ids": batch[INPUT_IDS],
+        "padding_mask": batch[INPUT_MASK].astype(bool),
+        "segment_ids": batch[SEGMENT_IDS],
+        "mask_positions": batch[MASKED_LM_POSITIONS],
     }
-    return keras_fit_steps(masked_lm, x, (batch["masked_lm_ids"], batch["masked_lm_weights"]), args)
+    return keras_fit_steps(masked_lm, x, (batch[MASKED_LM_IDS], batch[MASKED_LM_WEIGHTS]), args)
 
 
 def keras_fit_steps(model, x, labels, args):
@@ -182,15 +192,15 @@ def hugging_face(args, batch, size):
         model.parameters(), LEARNING_RATE, weight_decay=WEIGHT_DECAY, fused=device == "cuda"
     )
     # HF's MLM labels: the masked positions' ids, -100 (ignored) elsewhere.
-    labels = torch.full(batch["input_ids"].shape, -100, dtype=torch.long)
-    positions = torch.as_tensor(batch["masked_lm_positions"], dtype=torch.long)
-    labels.scatter_(1, positions, torch.as_tensor(batch["masked_lm_ids"], dtype=torch.long))
-    inputs = {
-        "input_ids": torch.as_tensor(batch["input_ids"], dtype=torch.long),
-        "attention_mask": torch.as_tensor(batch["input_mask"], dtype=torch.long),
-        "token_type_ids": torch.as_tensor(batch["segment_ids"], dtype=torch.long),
+    labels = torch.full(batch[INPUT_IDS].shape, -100, dtype=torch.long)
+    positions = torch.as_tensor(batch[MASKED_LM_POSITIONS], dtype=torch.long)
+    labels.scatter_(1, positions, torch.as_tensor(batch[MASKED_LM_IDS], dtype=torch.long))
+    inputs = {  # HF's argument names
+        "input_ids": torch.as_tensor(batch[INPUT_IDS], dtype=torch.long),
+        "attention_mask": torch.as_tensor(batch[INPUT_MASK], dtype=torch.long),
+        "token_type_ids": torch.as_tensor(batch[SEGMENT_IDS], dtype=torch.long),
         "labels": labels,
-        "sentence_order_label": torch.as_tensor(batch["next_sentence_labels"][:, 0]).long(),
+        "sentence_order_label": torch.as_tensor(batch[SENTENCE_LABELS][:, 0]).long(),
     }
     inputs = {name: value.to(device) for name, value in inputs.items()}
     dtype = torch.bfloat16 if args.policy == "mixed_bfloat16" else torch.float32
