@@ -39,6 +39,7 @@ TINY_CONFIG = {
 # Calls that only work (or only make sense) on Colab.
 COLAB_CALLS = ("pip", "run_line_magic", "drive.mount", "authenticate_user")
 TEST_ROWS = 40  # RTE "test" rows the CI GLUE folder gets (dev rows without their labels)
+RTE_DEV_ROWS = 300  # the shared_data fixture's RTE dev file (tests/glue_data.py)
 JAX_KERNEL = "albert-jax-8-devices"  # this Python on JAX over 8 simulated host devices
 JAX_ENV = {
     "KERAS_BACKEND": "jax",
@@ -233,7 +234,7 @@ def corpus(shared_data, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def glue_dir(shared_data, tmp_path_factory):
-    """GLUE's layout for RTE: the real train and dev, and a test file made of dev rows."""
+    """GLUE's layout for RTE: the fixture's train and dev, and a test file made of dev rows."""
     root = tmp_path_factory.mktemp("glue")
     (root / "RTE").mkdir()
     for split in ("train", "dev"):
@@ -389,7 +390,8 @@ def check_finetuning(finetune_run, glue_dir):
         "model.spiece.model",
     ]
     metrics = json.loads((work / "RTE" / "metrics.json").read_text())
-    assert (metrics["task"], metrics["split"], metrics["num_examples"]) == ("RTE", "dev", 277)
+    summary = (metrics["task"], metrics["split"], metrics["num_examples"])
+    assert summary == ("RTE", "dev", RTE_DEV_ROWS)
     assert [h["step"] for h in metrics["history"]] == [10, 20]
     assert metrics["steps_trained"] == 20 and not metrics["stopped_early"]
     assert fit_cell_output(notebook) == "fit ran 2 period(s), 20 steps\n"
@@ -400,7 +402,7 @@ def check_finetuning(finetune_run, glue_dir):
     assert metrics["metrics"]["accuracy"] == pytest.approx(best["accuracy"], abs=1e-6)
 
     dev_rows = read_tsv(work / "RTE" / "dev_predictions" / "RTE.tsv")
-    assert len(dev_rows) == 1 + 277
+    assert len(dev_rows) == 1 + RTE_DEV_ROWS
     submission = read_tsv(work / "RTE" / "submission" / "RTE.tsv")
     test_ids = [row[0] for row in read_tsv(glue_dir / "RTE" / "test.tsv")[1:]]
     assert submission[0] == ["index", "prediction"]
@@ -412,7 +414,7 @@ def check_finetuning(finetune_run, glue_dir):
 
     assert png_size(work / "RTE" / "dev_metric.png") == (700, 400)
     assert [o for o in outputs_of(notebook, "data") if "image/png" in o["data"]]
-    assert "277 predictions, the same as reloaded" in stream_text(notebook)
+    assert f"{RTE_DEV_ROWS} predictions, the same as reloaded" in stream_text(notebook)
     saved = finetune_run["saved"] / "RTE"
     assert (saved / "model.keras").read_bytes() == (work / "RTE" / "model.keras").read_bytes()
     assert (saved / "submission" / "RTE.tsv").is_file()
@@ -464,4 +466,5 @@ def test_both_notebooks_run_on_jax_over_8_devices(jax_runs):
     assert metrics["model"] == str(work / "pretrain" / "run" / "pretrain" / "model.keras")
     assert [h["step"] for h in metrics["history"]] == [10, 20]
     assert fit_cell_output(jax_runs["finetuning"]) == "fit ran 2 period(s), 20 steps\n"
-    assert "277 predictions, the same as reloaded" in stream_text(jax_runs["finetuning"])
+    text = stream_text(jax_runs["finetuning"])
+    assert f"{RTE_DEV_ROWS} predictions, the same as reloaded" in text
