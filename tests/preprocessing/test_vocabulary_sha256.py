@@ -90,7 +90,12 @@ def test_offsets_are_the_tokenizers_pieces(release_vocabulary):
     texts = ["hello, my dog is cute", "naïve café", "", "born in 1990, 1,000 men"]
     normalized = ["hello, my dog is cute", "naive cafe", "", "born in 1990, 1,000 men"]
     encoded = tokenizer.encode_normalized_with_offsets(normalized)
-    assert [ids.tolist() for ids, _, _ in encoded] == tokenizer(texts).to_list()
+    # SentencePiece's own pieces: the official digit-comma split ("▁1990," -> "▁1990" ",") is
+    # the caller's (SQuAD's `context_pieces`), by the tokenizer's `digit_comma_splits`.
+    splits = tokenizer.digit_comma_splits
+    split = [[j for i in ids.tolist() for j in splits.get(i, (i,))] for ids, _, _ in encoded]
+    assert split == tokenizer(texts).to_list()
+    assert encoded[3][0].tolist() != split[3]  # "▁1990," is one piece before the split
     _, begins, ends = encoded[0]
     pieces = [normalized[0].encode()[b:e].decode() for b, e in zip(begins, ends)]
     assert pieces == ["hello", ",", " my", " dog", " is", " cute"]
