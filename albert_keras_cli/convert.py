@@ -77,10 +77,16 @@ def run(args: argparse.Namespace) -> int:
     if args.output and not args.output.endswith(".keras"):
         raise ValueError(f"--output {args.output}: the file name must end in .keras")
 
-    from albert_keras.convert.convert_checkpoint import check_outputs
+    from albert_keras.convert.convert_checkpoint import check_outputs, vocabulary_path
+    from albert_keras_contracts.output_folder import check_apart
 
+    # Never over what it reads: no output is PATH (or its config), nor lies in or holds it.
+    inputs = {"PATH": args.path, "--config_file": args.config_file}
     if args.output:
+        check_apart("--output", [args.output, vocabulary_path(args.output)], inputs)
         check_outputs(args.output, overwrite=args.overwrite)
+    for target, directory in args.to:
+        check_apart(f"--to {target}", directory, inputs)
     with contextlib.ExitStack() as stack:
         folders = [stack.enter_context(_target(args, t, d)) for t, d in args.to]
         _convert(args, folders)

@@ -24,6 +24,8 @@ from __future__ import annotations
 import argparse
 import os
 
+from albert_keras_contracts.output_folder import check_apart
+
 LOAD_LINE = (
     "to load it: `import tensorflow_text` (its ops are in the graph), then tf.saved_model.load"
 )
@@ -112,6 +114,10 @@ def check_arguments(args: argparse.Namespace) -> None:
         raise FileNotFoundError(f"--spm_model {args.spm_model}: no such file")
     if args.max_seq_length is not None and not args.spm_model:
         raise ValueError("--max_seq_length needs --spm_model (the saved preprocessor has one)")
+    # Never over what it reads: the SavedModel folder is no input, holds none, lies in none.
+    check_apart(
+        "--output_dir", args.output_dir, {"--model": args.model, "--spm_model": args.spm_model}
+    )
 
 
 def run(args: argparse.Namespace) -> int:

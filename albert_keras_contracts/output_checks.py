@@ -133,15 +133,20 @@ def check_apart(output_flag: str, output, inputs: Mapping[str, object]) -> None:
         output: str, path-like or a list of them (`train_vocab`'s `PREFIX.model`, `.vocab`,
             ...). URLs pass.
         inputs: dict of flag -> a path, a list of paths, or None. Local files or folders;
-            patterns (`corpus/*.txt`) are expanded; URLs and None pass.
+            patterns (`corpus/*.txt`) are expanded; URLs, None and names of nothing on disk
+            (a preset's name) pass.
 
     Example:
-    >>> check_apart("--output", "out.jsonl", {"--model": "run/model.keras"})
-    >>> check_apart("--output", "run/model.keras", {"--model": "run/model.keras"})
-    Traceback (most recent call last):
-    ...
-    albert_keras_contracts.output_folder.OutputFolderError: --output run/model.keras is \
---model run/model.keras, which it reads: choose another path
+    >>> import tempfile
+    >>> folder = tempfile.mkdtemp()
+    >>> model = os.path.join(folder, "model.keras")
+    >>> _ = open(model, "w").write("a model")
+    >>> check_apart("--output", os.path.join(folder, "out.jsonl"), {"--model": model})
+    >>> try:
+    ...     check_apart("--output", model, {"--model": model})
+    ... except OutputFolderError as error:
+    ...     print(str(error).replace(folder, "F"))
+    --output F/model.keras is the --model file it reads: choose another path
     """
     outputs = [output] if isinstance(output, (str, os.PathLike)) else list(output)
     for out in outputs:
@@ -153,8 +158,11 @@ def check_apart(output_flag: str, output, inputs: Mapping[str, object]) -> None:
             for path in _local_inputs(value):
                 real_in = os.path.realpath(path)
                 if real_in == real_out or _same_file(real_in, real_out):
+                    kind = "folder" if os.path.isdir(real_in) else "file"
+                    shown = "" if os.path.abspath(path) == os.path.abspath(out) else f" ({path})"
                     raise OutputFolderError(
-                        f"{output_flag} {out} is {flag} {path}, which it reads: choose another path"
+                        f"{output_flag} {out} is the {flag} {kind} it reads{shown}: "
+                        "choose another path"
                     )
                 if _inside(real_out, real_in):
                     raise OutputFolderError(
@@ -180,7 +188,7 @@ def _local_inputs(value) -> list[str]:
             continue
         if any(c in item for c in "*?[") and not os.path.exists(item):  # a pattern
             paths += glob.glob(item, recursive=True)
-        else:
+        elif os.path.lexists(item):  # not a preset name (`albert_base`) nor a missing file
             paths.append(item)
     return paths
 

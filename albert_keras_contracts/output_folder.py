@@ -11,6 +11,12 @@ jobs, convert, export, study, demo) opens its output folder through `OutputFolde
 - **Same command, other arguments: refused**, naming the first argument that differs, unless the
   command was given `overwrite=True` (its `--overwrite` flag): then only the entries the manifest
   lists are removed, never anything else.
+- **The folder's own files are input.** The manifest is checked against its schema, and every
+  name it lists must be one plain name inside the folder, before anything is done with it; the
+  lock is opened without following a link; a temporary is ours only when it carries a token a
+  run recorded in the manifest (`atomic_write.process_token`), never by its pattern alone.
+- **A failed first run claims nothing.** Used as a context manager, a run that fails before it
+  wrote anything to resume from removes what it made as it closes (`discard_if_unused`).
 - **One run at a time.** A lock file, `.albert-keras.lock`, holds the PID and host of the run and
   an exclusive `flock`. The kernel drops a `flock` when its process dies, `kill -9` included, so
   a lock left by a dead run is free and the next run takes it over; a live holder is named in the
@@ -157,6 +163,11 @@ class OutputFolder:
         lock_name: str. The lock file's name: `.albert-keras.lock`, or one per task where
             several machines write their own share of one folder at once
             (`.albert-keras.task-00001-of-00004.lock`).
+        rewritten: names of entries every run writes again from its arguments (the study's
+            `study.json`): a failed first run that wrote only these is discarded all the same.
+
+    Used as a context manager, a run that fails (an exception, Ctrl-C included) before writing
+    anything it could resume from is discarded as it closes (`discard_if_unused`).
 
     Example:
     >>> import tempfile
@@ -183,6 +194,7 @@ class OutputFolder:
         ignore_arguments: Iterable[str] = (),
         overwrite_flag: str = "--overwrite",
         lock_name: str = LOCK,
+        rewritten: Iterable[str] = (),
     ):
         self.path = os.fspath(path)
         self.command = command
@@ -192,10 +204,12 @@ class OutputFolder:
         self.ignore_arguments = tuple(ignore_arguments)
         self.overwrite_flag = overwrite_flag
         self.lock_name = lock_name
+        self.rewritten = tuple(rewritten)
         self.resumed = False
         self._made_folder = False
         self._lock_file = None
         self._manifest: dict | None = None
+        self._previous_files: list[str] | None = None  # the earlier run's, when there was one
 
     # === Opening: checks, lock, manifest ===
     def open(self) -> OutputFolder:
@@ -239,8 +253,14 @@ class OutputFolder:
     def __enter__(self) -> OutputFolder:  # noqa: PYI034 (typing.Self needs Python 3.11)
         return self.open()
 
-    def __exit__(self, *exc_info) -> None:
+    def __exit__(self, exc_type, exc, traceback) -> None:
         self.close()
+        if exc_type is not None:
+            # A first run that failed (a bad value found late, Ctrl-C, a full disk) before it
+            # wrote anything to resume from leaves the folder as it found it, so the corrected
+            # rerun starts without --overwrite. Never masks the failure itself.
+            with contextlib.suppress(OSError):
+                self.discard_if_unused()
 
     def _read_manifest(self) -> dict | None:
         """The folder's manifest, checked against its schema (`_manifest_problem`), or None."""
@@ -295,6 +315,7 @@ class OutputFolder:
             _first_difference(previous.get("arguments", {}), self.arguments, self.ignore_arguments)
             is None
         )
+        self._previous_files = None if previous is None else list(previous["files"])
         if previous is not None and not same:  # overwrite: the checks above allowed it
             for name in previous["files"]:  # each one plain name (`_read_manifest` checked)
                 _remove_entry(self.path, name)
@@ -384,21 +405,35 @@ class OutputFolder:
         HELD_HERE.discard(os.path.realpath(self.path))
 
     def discard_if_unused(self) -> bool:
-        """After a run that failed before writing anything it claimed: removes the manifest, and
-        the folder when this run made it and it is empty, so the failure leaves nothing behind.
+        """After a run that failed before writing anything it could resume from: removes what
+        it made (its empty claimed folders, its `rewritten` entries, the manifest, and the
+        folder when this run made it and it is empty), so that the failure leaves the folder
+        as it found it and the corrected rerun starts without `--overwrite`.
 
-        Call it after `close()`. Does nothing (returns False) when the folder was there before
-        this run or any claimed entry exists.
+        Call it after `close()`. Does nothing (returns False) on a resumed run, or when a
+        claimed entry holds a file that is not in `rewritten`. The manifest stays where the
+        run replaced an earlier one's files and the folder holds more (a user's unlisted files):
+        without it the folder would count as a user's.
+
+        The `rewritten` entries given to the constructor count as unused: no work is lost
+        with them.
         """
         if self._manifest is None or is_remote(self.path) or self.resumed:
             return False
-        if any(os.path.lexists(os.path.join(self.path, n)) for n in self._manifest["files"]):
+        claimed = self._manifest["files"]
+        kept = [n for n in claimed if n not in self.rewritten and _holds_a_file(self.path, n)]
+        if kept:
             return False
-        with contextlib.suppress(FileNotFoundError):
-            os.remove(os.path.join(self.path, MANIFEST))
+        for name in claimed:
+            _remove_entry(self.path, name)
+        with contextlib.suppress(OSError):
+            rest = [n for n in os.listdir(self.path) if not _is_own_name(n)]
+            if not rest or self._previous_files is None:
+                os.remove(os.path.join(self.path, MANIFEST))
         if self._made_folder:
             with contextlib.suppress(OSError):
                 os.rmdir(self.path)  # only when empty
+        self._manifest = None  # discarded: nothing is claimed any more
         return True
 
     # === Writing ===
@@ -436,6 +471,14 @@ def _remove_entry(folder: str, name: str) -> None:
             os.remove(path)
     else:
         shutil.rmtree(path, ignore_errors=True)
+
+
+def _holds_a_file(folder: str, name: str) -> bool:
+    """Whether the entry `name` of `folder` exists and is more than (a tree of) empty folders."""
+    path = os.path.join(folder, name)
+    if os.path.islink(path) or not os.path.isdir(path):
+        return os.path.lexists(path)
+    return any(files for _, _, files in os.walk(path))
 
 
 def _token() -> str:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import glob
 import os
+import re
 import uuid
 import zlib
 from collections.abc import Iterable
@@ -30,6 +31,7 @@ from apache_beam.io.filesystems import FileSystems
 from pipelines import filesystems
 
 SPILL_PREFIX = ".beam-text-"
+_SPILL_NAME = re.compile(re.escape(SPILL_PREFIX) + "[0-9a-f]{32}")
 
 # Where a piece lies: (spill file, byte offset, bytes of packed text, bytes of packed sizes).
 Location = tuple[str, int, int, int]
@@ -126,8 +128,9 @@ def remove_stale_spill_folders(output_dir: str) -> int:
     >>> import os, tempfile
     >>> out = tempfile.mkdtemp()
     >>> _ = spill_pieces(spill_folder(out), [(0, [["Left behind."]])])
+    >>> os.mkdir(os.path.join(out, ".beam-text-notes"))  # a user's, named alike: kept
     >>> remove_stale_spill_folders(out), os.listdir(out)
-    (1, [])
+    (1, ['.beam-text-notes'])
     """
     folders = set()
     pattern = FileSystems.join(output_dir, f"{SPILL_PREFIX}*", "*")
@@ -139,6 +142,9 @@ def remove_stale_spill_folders(output_dir: str) -> int:
         # between making its folder and its first file (an object store has no empty folders).
         folders.update(glob.glob(os.path.join(glob.escape(output_dir), f"{SPILL_PREFIX}*/")))
         folders = {os.path.normpath(folder) for folder in folders}
+    # Only names `spill_folder` makes (the prefix and a uuid4's 32 hex digits): a user's
+    # `.beam-text-notes/` in the folder is not ours to remove.
+    folders = {f for f in folders if _SPILL_NAME.fullmatch(FileSystems.split(f.rstrip("/"))[1])}
     for folder in sorted(folders):
         remove_spill_folder(folder)
     return len(folders)

@@ -25,6 +25,7 @@ an uncased vocabulary from its pieces, and the summary records `lower_case` too.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import io
 import itertools
 import os
@@ -36,7 +37,7 @@ import numpy as np
 import sentencepiece as spm
 
 from albert_keras_contracts import atomic_write
-from albert_keras_contracts.output_folder import check_new_file, os_error_line
+from albert_keras_contracts.output_folder import check_apart, check_new_file, os_error_line
 from albert_keras_contracts.special_tokens import SPECIAL_PIECES
 from albert_keras_contracts.text_normalization import preprocess_texts
 from pipelines.documents import INPUT_FORMATS, iter_file_documents, list_input_files
@@ -100,7 +101,10 @@ def train_vocab(
         raise ValueError(f"input_sentence_size={input_sentence_size} must be >= 0")
     start = time.monotonic()
     files = list_input_files(file_patterns)  # a pattern matching nothing fails here, clearly
-    os.makedirs(os.path.dirname(os.path.abspath(output_prefix)), exist_ok=True)
+    # Never over what it reads (PREFIX naming an input, or PREFIX.vocab being one).
+    check_apart(
+        "--output_prefix", [output_prefix, *output_files(output_prefix)], {"--input": files}
+    )
     sample, counts, stats = _read_sample(files, file_patterns, input_format, lower_case,
                                          input_sentence_size, seed, verbose)  # fmt: skip
     # SentencePiece hands the model back instead of writing it: both files are written here,
@@ -109,7 +113,12 @@ def train_vocab(
                    num_threads, trainer_log)  # fmt: skip
     model.trainer_spec.model_prefix = output_prefix  # the final name: a rerun is byte-identical
     special_ids = _special_ids(model.SerializeToString(), f"{output_prefix}.model")
-    _write_outputs(output_prefix, model)
+    made = _make_folders(os.path.dirname(os.path.abspath(output_prefix)))
+    try:
+        _write_outputs(output_prefix, model)
+    except BaseException:
+        _remove_if_empty(made)  # a full disk, Ctrl-C: no empty folder of ours is left
+        raise
     summary = {
         "model": f"{output_prefix}.model",
         "vocab": f"{output_prefix}.vocab",
@@ -258,6 +267,30 @@ def _write_outputs(output_prefix: str, model) -> None:
         if error.filename not in (model_path, vocab_path):  # a rename, or the folder
             raise OSError(error.errno, error.strerror, model_path) from None
         raise
+
+
+def _make_folders(folder: str) -> list[str]:
+    """Makes `folder` and its missing parents; returns those made, the outermost first
+    (`os.makedirs` does not say which it made)."""
+    missing = []
+    while folder and not os.path.isdir(folder):
+        missing.append(folder)
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            break
+        folder = parent
+    missing.reverse()
+    for path in missing:
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(path)
+    return missing
+
+
+def _remove_if_empty(folders: list[str]) -> None:
+    """Removes `folders` (as `_make_folders` returned them) that are empty, innermost first."""
+    for path in reversed(folders):
+        with contextlib.suppress(OSError):
+            os.rmdir(path)
 
 
 def _write_file(temporary: str, final: str, data: bytes) -> None:

@@ -23,7 +23,7 @@ import json
 import os
 
 from albert_keras_contracts import atomic_write
-from albert_keras_contracts.output_folder import LOCK, MANIFEST, OutputFolder
+from albert_keras_contracts.output_folder import LOCK, MANIFEST, OutputFolder, check_apart
 from pipelines import filesystems
 from pipelines.record_writer import BOOKKEEPING_DIR
 
@@ -66,6 +66,8 @@ def writer_folder(
     >>> folder.owns("pretraining-00001-of-00002.tfrecord"), folder.owns("stats.json")
     (True, True)
     """
+    # Never over what it reads: the shard folder is no input, holds none, lies in none.
+    check_apart("--output_dir", output_dir, {"--input": files, "--spm_model": spm_model})
     arguments = {
         **settings,
         "num_tasks": num_tasks,

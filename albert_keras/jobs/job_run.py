@@ -22,8 +22,14 @@ from albert_keras.training.multi_worker_strategy import (
     lost_worker_line,
 )
 from albert_keras_contracts import atomic_write
-from albert_keras_contracts.output_folder import OutputFolder
+from albert_keras_contracts.output_folder import OutputFolder, check_apart
 from albert_keras_settings import resolve_settings
+
+# The settings, across the jobs, that name files or folders a job reads.
+INPUT_SETTINGS = (
+    "records", "eval_records", "init_from", "teacher", "student_init", "spm_model", "glue_dir",
+    "train_file", "validation_file", "test_file", "predict_file", "tfds_data_dir",
+)  # fmt: skip
 
 
 class JobRun:
@@ -103,6 +109,8 @@ class JobRun:
         """Runs the steps in order; returns the summary written."""
         s = self.settings
         self.started = time.time()
+        # Never over what it reads: the output folder is no input, holds none, lies in none.
+        check_apart("--output_dir", s.output_dir, self.input_paths())
         if self.seed_first:
             keras.utils.set_random_seed(s.seed)
         self.distribution = strategies.get_strategy(s.strategy)
@@ -176,6 +184,12 @@ class JobRun:
         """Reads and checks the inputs (the strategy and precision are chosen); returns the run's
         arguments: what a rerun must repeat to resume, recorded in the folder's manifest."""
         raise NotImplementedError
+
+    def input_paths(self) -> dict:
+        """What the run reads, by flag (`{"--records": "data/*.tfrecord", ...}`): its output
+        folder must be none of them, hold none and lie in none (`check_apart`). By default the
+        job's settings named in `INPUT_SETTINGS`."""
+        return {f"--{name}": getattr(self.settings, name, None) for name in INPUT_SETTINGS}
 
     def output_folder(self, arguments: dict) -> OutputFolder:
         """The folder the run owns while it writes (not yet opened)."""

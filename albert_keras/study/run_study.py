@@ -24,7 +24,12 @@ from albert_keras.study.study_progress import StudyProgress
 from albert_keras.study.study_report import write_report
 from albert_keras.study.study_spec import StudySpec, load_spec
 from albert_keras_contracts import atomic_write
-from albert_keras_contracts.output_folder import MANIFEST, OutputFolder, OutputFolderError
+from albert_keras_contracts.output_folder import (
+    MANIFEST,
+    OutputFolder,
+    OutputFolderError,
+    check_apart,
+)
 
 # Keys that change nothing a finished run measured: a rerun may change them.
 _FREE_KEYS = ("description",)
@@ -78,10 +83,22 @@ def run_study(
         return _run(spec, output_dir, command, stream, report_only=True)
     # The budget decides resume, as `study.json` did; cells may be added to a study.
     budget = {k: v for k, v in spec.to_dict().items() if k not in (*_FREE_KEYS, "cells")}
-    with OutputFolder(output_dir, COMMAND, budget, overwrite=overwrite) as folder:
+    # Never over what it reads: the study's folder is none of its spec's files, nor holds one.
+    read = {f"{key} (spec)": spec.settings.get(key) for key in _SPEC_INPUTS}
+    check_apart("--output_dir", output_dir, read)
+    # A first study that fails before a run wrote anything (a bad value found late) leaves no
+    # folder behind: `study.json` alone is rewritten from the spec by the corrected rerun.
+    rewritten = ("study.json",)
+    with OutputFolder(
+        output_dir, COMMAND, budget, overwrite=overwrite, rewritten=rewritten
+    ) as folder:
         for name in ENTRIES:
             folder.claim(name)
         return _run(spec, output_dir, command, stream)
+
+
+# The spec's keys that name files or folders the study reads.
+_SPEC_INPUTS = ("corpus", "heldout", "spm_model", "glue_dir")
 
 
 def _run(spec: StudySpec, output_dir: str, command, stream, *, report_only=False) -> dict:

@@ -12,7 +12,7 @@ import keras
 
 from albert_keras.models import AlbertBackbone
 from albert_keras_contracts import atomic_write
-from albert_keras_contracts.output_folder import OutputFolderError, os_error_line
+from albert_keras_contracts.output_folder import OutputFolderError, check_apart, os_error_line
 
 
 def load_model_file(model) -> tuple[keras.Model, AlbertBackbone, str]:
@@ -112,7 +112,8 @@ def save_keras(model: keras.Model, path) -> None:
 
 
 def check_outside(flag: str, path, output_dir) -> None:
-    """Refuses, in one line, an input file or folder that lies inside `output_dir`.
+    """Refuses, in one line, an input file or folder that lies inside `output_dir` (or is it,
+    or holds it): `albert_keras_contracts.output_folder.check_apart` for one input.
 
     A job's `--overwrite` removes what it wrote before in its output folder, and a rerun
     replaces its outputs: the model it starts from must not be one of them (`finetune-glue
@@ -124,20 +125,17 @@ def check_outside(flag: str, path, output_dir) -> None:
         output_dir: the job's output folder.
 
     Example:
+    >>> os.makedirs("run", exist_ok=True)
+    >>> _ = open("run/model.keras", "w").write("a pretrained model")
     >>> check_outside("--model", "run/model.keras", "finetuned/")
     >>> check_outside("--model", "run/model.keras", "run")
     Traceback (most recent call last):
     ...
-    ValueError: --model run/model.keras lies inside --output_dir run: choose another output folder
+    albert_keras_contracts.output_folder.OutputFolderError: --model run/model.keras lies inside --output_dir run: ...
     """
-    if path is None or isinstance(path, keras.Model) or "://" in str(path):
+    if path is None or isinstance(path, keras.Model):
         return
-    inside = os.path.realpath(path)
-    folder = os.path.realpath(output_dir)
-    if inside == folder or inside.startswith(folder.rstrip(os.sep) + os.sep):
-        raise ValueError(
-            f"{flag} {path} lies inside --output_dir {output_dir}: choose another output folder"
-        )
+    check_apart("--output_dir", output_dir, {flag: path})  # the output is no input, nor in one
 
 
 @contextlib.contextmanager

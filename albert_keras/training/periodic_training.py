@@ -17,7 +17,7 @@ from albert_keras.training.step_tensor_board import tensorboard_callbacks
 from albert_keras.training.stop_at_step import StopAtStep
 from albert_keras.training.stop_on_non_finite_loss import NonFiniteLoss, StopOnNonFiniteLoss
 from albert_keras_contracts import atomic_write
-from albert_keras_contracts.output_folder import MANIFEST, OutputFolder
+from albert_keras_contracts.output_folder import MANIFEST, OutputFolder, check_apart
 from albert_keras_contracts.vocabulary_identity import run_vocabulary_sha256
 from albert_keras_settings.setting import check_positive_values
 from pipelines.record_reader import bad_record_line
@@ -301,6 +301,9 @@ def training_folder(
         extra_entries: names the job writes besides `ENTRIES` (distill's `eval_before.json`).
         **options: passed to `OutputFolder` (`inputs`, `overwrite`).
     """
+    # Never over what it reads: `--records out/*.tfrecord --output_dir out` is refused.
+    inputs = options.get("inputs") or {}
+    check_apart("--output_dir", output_dir, {f"--{name}": v for name, v in inputs.items()})
     _adopt_earlier_run(output_dir, command, run_config, (*ENTRIES, *extra_entries))
     return OutputFolder(output_dir, command, run_config, **options)
 

@@ -100,6 +100,11 @@ def unsafe_archive(path):
     return path
 
 
+def _empty_folder(tmp):
+    (tmp / "empty").mkdir()
+    return tmp / "empty"
+
+
 @pytest.mark.parametrize(
     "make_argv, message",
     [
@@ -114,7 +119,8 @@ def unsafe_archive(path):
             "evil.tar.gz: member '../escape.txt' contains '..'; refused",
         ),
         (
-            lambda tmp: ["--from", "tf1", tmp, "--output", tmp / "o.keras"],
+            # The folder apart from the output: one inside what it reads is refused first.
+            lambda tmp: ["--from", "tf1", _empty_folder(tmp), "--output", tmp / "o.keras"],
             "no TF1 checkpoint (*.index) in this folder",
         ),
         (lambda tmp: ["--from", "hf", tmp], "nothing to write"),
@@ -134,7 +140,8 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, make_argv, message):
 
 
 def test_pickled_hf_folder_is_refused_by_the_cli(tmp_path, capsys, official_config):
-    (tmp_path / "config.json").write_text(json.dumps(official_config))
-    (tmp_path / "pytorch_model.bin").write_bytes(b"\x80\x04")
-    code, _, err = run_cli(capsys, "--from", "hf", tmp_path, "--output", tmp_path / "o.keras")
+    folder = _empty_folder(tmp_path)  # the output apart from what it reads
+    (folder / "config.json").write_text(json.dumps(official_config))
+    (folder / "pytorch_model.bin").write_bytes(b"\x80\x04")
+    code, _, err = run_cli(capsys, "--from", "hf", folder, "--output", tmp_path / "o.keras")
     assert code == 2 and "pytorch_model.bin: pickled weights are refused" in err

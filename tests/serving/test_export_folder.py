@@ -84,14 +84,15 @@ def test_the_models_own_folder_and_other_outputs_are_left_alone(model_file, tmp_
     (run / "notes.txt").write_text("mine\n")
     before = _digest(run)
     error = _refused(["export", str(run / "model.keras"), str(run)], capsys)
-    assert f"{run} holds files albert-keras did not write (model.keras, notes.txt)" in error
+    # Refused as what it reads before the folder is looked at (`check_apart`).
+    assert f"--model {run / 'model.keras'} lies inside --output_dir {run}: choose" in error
     assert _digest(run) == before
     pretrained = tmp_path / "pretrained"
     with OutputFolder(pretrained, "albert-keras pretrain", {"seed": 1}) as folder:
         shutil.copyfile(model_file, folder.claim("model.keras"))
     before = _digest(pretrained)
     error = _refused(["export", str(pretrained / "model.keras"), str(pretrained)], capsys)
-    assert "holds the output of `albert-keras pretrain`, not of `albert-keras export`" in error
+    assert f"--model {pretrained / 'model.keras'} lies inside --output_dir {pretrained}" in error
     assert _digest(pretrained) == before
 
 
