@@ -130,7 +130,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def check_arguments(args: argparse.Namespace) -> None:
     """Flag errors in one line, before TensorFlow loads; raises ValueError / FileNotFoundError."""
-    from albert_keras_contracts.output_folder import check_new_file
+    from albert_keras_contracts.output_folder import check_apart, check_new_file
 
     if os.path.isdir(args.model):
         raise ValueError(f"--model {args.model} is a folder: give the .keras file")
@@ -168,10 +168,9 @@ def check_arguments(args: argparse.Namespace) -> None:
     elif args.input not in (None, "-") and not os.path.isfile(args.input):
         raise FileNotFoundError(f"--input {args.input}: no such file")
     if args.output is not None:
-        if args.input not in (None, "-") and os.path.abspath(args.output) == os.path.abspath(
-            args.input
-        ):
-            raise ValueError(f"--output {args.output} is the --input file")
+        # Never over what it reads (`--overwrite` once replaced --model with 73 bytes of JSON).
+        inputs = {"--model": args.model, "--input": args.input, "--spm_model": args.spm_model}
+        check_apart("--output", args.output, {**inputs, "--glue_dir": args.glue_dir})
         check_new_file(args.output, overwrite=args.overwrite)
 
 
