@@ -11,7 +11,15 @@ from test_cli import PROBE, run_python
 
 from albert_keras_cli import main as cli
 
-TRAINING = ("pretrain", "distill", "finetune-glue", "finetune-squad", "study")
+TRAINING = (
+    "pretrain",
+    "distill",
+    "finetune-glue",
+    "finetune-squad",
+    "finetune-tokens",
+    "finetune-choice",
+    "study",
+)
 
 
 @pytest.mark.parametrize("command", TRAINING)

@@ -14,6 +14,19 @@ from albert_keras_settings import (
     FinetuneSquadSettings,
     PretrainSettings,
 )
+from albert_keras_settings.finetune_choice_settings import FinetuneChoiceSettings
+from albert_keras_settings.finetune_tokens_settings import FinetuneTokensSettings
+
+_OWN_FILES = [
+    "--train_file",
+    "t",
+    "--validation_file",
+    "v",
+    "--init_from",
+    "m",
+    "--output_dir",
+    "o",
+]
 
 # command -> (its required flags, its settings class)
 COMMANDS = {
@@ -30,6 +43,8 @@ COMMANDS = {
         ["--version", "2.0", "--init_from", "m.keras", "--output_dir", "o"],
         FinetuneSquadSettings,
     ),
+    "finetune-tokens": (_OWN_FILES, FinetuneTokensSettings),
+    "finetune-choice": (_OWN_FILES, FinetuneChoiceSettings),
 }
 
 
