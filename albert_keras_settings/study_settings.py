@@ -100,7 +100,7 @@ def describe_study_keys() -> str:
     """Every spec key, its default (as JSON) and what it means, one line each.
 
     Example:
-    >>> describe_study_keys().splitlines()[2]
+    >>> [line for line in describe_study_keys().splitlines() if "steps = " in line][0]
     '  steps = 1000: pretraining steps of every run'
     """
     lines = []
