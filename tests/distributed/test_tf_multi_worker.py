@@ -17,7 +17,7 @@ import pytest
 sys.path.insert(0, os.path.dirname(__file__))
 from workers import Workers, tf_configs
 
-import albert_keras  # noqa: F401  (registers the classes model.keras names)
+import albert_keras  # also registers the classes model.keras names
 from albert_keras_contracts.output_folder import MANIFEST
 
 TINY = {"vocabulary_size": 100, "num_layers": 1, "num_heads": 2, "embedding_dim": 16,
@@ -149,3 +149,42 @@ def test_distill_shares_the_skeleton(teacher_path, distill_records, tmp_path):
     assert sorted(os.listdir(two)) == sorted(os.listdir(one))
     assert os.listdir(worker_tmp) == []
     _assert_same_run(one, two)
+
+
+@pytest.mark.slow
+def test_finetune_glue_on_two_workers_the_chief_alone_writes(shared_data, tmp_path):
+    """`finetune-glue` goes through the same `JobRun`: both workers exit 0 and only the chief
+    writes --output_dir, with the entries a one-process run writes. (Its losses are not yet a
+    one-process run's: its data is Keras's auto-sharded dataset and its head's and dropout's
+    draws differ per replica; docs/scaling.md.)"""
+    sentences = ["a gorgeous , witty , seductive movie .", "dull and lifeless ."]
+    glue = tmp_path / "glue"
+    (glue / "SST-2").mkdir(parents=True)
+    for split, rows in (("train", 32), ("dev", 16)):
+        lines = [f"{sentences[i % 2]}\t{i % 2}" for i in range(rows)]
+        (glue / "SST-2" / f"{split}.tsv").write_text("sentence\tlabel\n" + "\n".join(lines) + "\n")
+    model = tmp_path / "model"
+    model.mkdir()
+    albert_keras.AlbertBackbone(
+        vocabulary_size=30000, num_layers=1, num_heads=2, embedding_dim=16, hidden_dim=32,
+        intermediate_dim=64, max_sequence_length=32,
+    ).save(model / "backbone.keras")  # fmt: skip
+    spm = shared_data / "vocab" / "30k-clean.reconstructed.model"
+    (model / "spm.model").write_bytes(spm.read_bytes())
+
+    def argv(output_dir, strategy):
+        return [
+            "-m", "albert_keras_cli", "finetune-glue", "--task", "SST-2", "--glue_dir",
+            str(glue), "--model", str(model / "backbone.keras"), "--output_dir", str(output_dir),
+            "--max_steps=4", "--batch_size=8", "--max_seq_length=32", "--eval_every=2",
+            "--seed=1", f"--strategy={strategy}",
+        ]  # fmt: skip
+
+    one, two = tmp_path / "one", tmp_path / "two"
+    _one_process(argv(one, "cpu"), tmp_path, "1")
+    workers, worker_tmp = _two_workers(argv(two, "multi_worker"), tmp_path, "2")
+    with workers:
+        assert workers.wait(300) == [0, 0], workers.log(0)[-3000:] + workers.log(1)[-3000:]
+    assert sorted(os.listdir(two)) == sorted(os.listdir(one))
+    assert MANIFEST in os.listdir(two) and "model.keras" in os.listdir(two)
+    assert os.listdir(worker_tmp) == []
