@@ -62,6 +62,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--glue_dir", help="with --task: GLUE's download (GLUE_DIR/SST-2/dev.tsv)")
     parser.add_argument(
+        "--task_module",
+        help="with --task: a Python module to import first, whose register_task(...) calls add "
+        "GLUE-like tasks (albert_keras_contracts.catalogue), as finetune-glue's --task_module",
+    )
+    parser.add_argument(
         "--input",
         help="a UTF-8 text file, one example per line; for a question answerer a SQuAD JSON "
         'file or JSON lines {"question": ..., "context": ...}; none: stdin (\'-\' too)',
@@ -154,13 +159,20 @@ def check_arguments(args: argparse.Namespace) -> None:
     if args.task is not None:
         if args.input is not None or args.pairs:
             raise ValueError("--task scores a GLUE dev file: it takes --glue_dir, not --input")
-        if args.task not in TASKS:
-            raise ValueError(f"--task {args.task}: choose one of {', '.join(TASKS)}")
+        from albert_keras_contracts import catalogue
+
+        if args.task_module:
+            catalogue.import_task_module(args.task_module)
+        tasks = catalogue.trainable_task_names()  # GLUE's and what --task_module registered
+        if args.task not in tasks:
+            raise ValueError(f"--task {args.task}: choose one of {', '.join(tasks)}")
         if not args.glue_dir:
             raise ValueError("--task needs --glue_dir (GLUE's download)")
-        folder = os.path.join(args.glue_dir, args.task)
-        if not os.path.isdir(folder):
-            raise FileNotFoundError(f"--glue_dir {args.glue_dir}: no {args.task}/ folder in it")
+        directory = catalogue.get_glue_task(args.task).directory
+        if not os.path.isdir(os.path.join(args.glue_dir, directory)):
+            raise FileNotFoundError(f"--glue_dir {args.glue_dir}: no {directory}/ folder in it")
+    elif args.task_module is not None:
+        raise ValueError("--task_module needs --task")
     elif args.glue_dir is not None:
         raise ValueError("--glue_dir needs --task")
     elif args.input not in (None, "-") and os.path.isdir(args.input):

@@ -78,6 +78,13 @@ def test_a_task_added_by_one_register_call_runs_from_the_command_line(
     predictions = (out / "dev_predictions" / "Polarity.tsv").read_text().splitlines()
     assert len(predictions) == 5 and {p.split("\t")[1] for p in predictions[1:]} <= {"neg", "pos"}
     assert "Polarity" in catalogue.trainable_task_names()
+    # predict scores the registered task's dev file too, with the same module.
+    capsys.readouterr()
+    argv = ["predict", "--model", str(out / "model.keras"), "--task_module", "my_tasks",
+            "--task", "Polarity", "--glue_dir", str(tmp_path / "glue")]  # fmt: skip
+    assert cli.main(argv) == 0
+    accuracy = summary["metrics"]["accuracy"]
+    assert f"Polarity dev (4 examples): accuracy {accuracy:.4f}" in capsys.readouterr().out
 
 
 def test_an_unknown_task_module_is_one_line(tmp_path, capsys):
