@@ -99,3 +99,26 @@ def test_pretrain_exits_2_naming_the_step_and_keeps_the_finite_checkpoint(tmp_pa
     saved = np.load(out / "checkpoints" / "ckpt-1.npz")
     assert all(np.isfinite(saved[name]).all() for name in saved.files)
     assert not (out / "checkpoints" / "ckpt-2.npz").exists()
+
+
+@pytest.mark.slow  # a fine-tuning: ~10 s quiet, more on a busy machine
+def test_finetune_glue_stops_in_one_line_and_writes_no_model(tmp_path, tiny_spm):
+    import shutil
+
+    from finetuned_classifier import write_tiny_sst2
+
+    from albert_keras.jobs.finetune_glue_job import finetune_glue
+    from albert_keras.models import AlbertBackbone
+
+    AlbertBackbone(vocabulary_size=100, num_layers=1, num_heads=2, embedding_dim=8, hidden_dim=16,
+                   intermediate_dim=32, max_sequence_length=32).save(tmp_path / "backbone.keras")  # fmt: skip
+    shutil.copy(tiny_spm, tmp_path / "spm.model")
+    out = tmp_path / "sst2"
+    with pytest.raises(NonFiniteLoss, match=r"^the training loss became (nan|inf) at step \d+: "):
+        finetune_glue(
+            task="SST-2", glue_dir=write_tiny_sst2(tmp_path / "glue"),
+            init_from=tmp_path / "backbone.keras", output_dir=out, max_steps=6, batch_size=4,
+            max_seq_length=16, learning_rate=1e30, warmup_steps=0, eval_every=2, patience=0,
+            seed=0, jit_compile=False, mixed_precision="float32",
+        )  # fmt: skip
+    assert not (out / "model.keras").exists()
