@@ -9,7 +9,8 @@ TensorFlow), so the names are written once and nothing keeps copies in step:
 - sharing modes (`SharingMode`): which halves of a block are shared and how layers map to
   weight groups; the encoder, warm start and the converters ask the mode, not its name;
 - sentence objectives (the pretrainer's second loss);
-- conversion sources and targets (`albert-keras convert --from / --to`).
+- conversion sources and targets (`albert-keras convert --from / --to`);
+- architecture presets (`AlbertBackbone.from_preset("albert_base")`: configs, no weights).
 
 Adding a GLUE-like task is one `register_task(GlueTask(...))`; adding a sharing mode is one
 `register_sharing_mode(SharingMode(...))` with its routing function.
@@ -27,6 +28,7 @@ import dataclasses
 import importlib
 from collections.abc import Callable
 
+from albert_keras_contracts.architecture_presets import BACKBONE_PRESETS
 from albert_keras_contracts.glue_task import GlueTask
 from albert_keras_contracts.glue_tasks import BUILTIN_GLUE_TASKS, GLUE_ALIASES
 
@@ -146,6 +148,17 @@ CONVERSION_TARGETS: dict[str, str] = {
 }
 
 
+# === Architecture presets ===
+
+ARCHITECTURE_PRESETS: dict[str, dict] = BACKBONE_PRESETS  # AlbertBackbone.presets is this dict
+
+
+def register_architecture(name: str, config: dict) -> dict:
+    """Adds an architecture preset (`AlbertBackbone.from_preset(name)` then builds it: a
+    complete backbone config, no weights); returns the config. A taken name is refused."""
+    return _register(ARCHITECTURE_PRESETS, name, dict(config), "architecture preset")
+
+
 # === GLUE tasks ===
 
 GLUE_TASKS: dict[str, GlueTask] = {task.name: task for task in BUILTIN_GLUE_TASKS}
@@ -205,6 +218,6 @@ def import_task_module(module: str) -> None:
 
 def _register(registry: dict, name: str, entry, kind: str):
     if registry.get(name, entry) != entry:
-        raise ValueError(f"a {kind} called {name!r} is already in the catalogue")
+        raise ValueError(f"{kind} {name!r} is already in the catalogue: choose another name")
     registry[name] = entry
     return entry

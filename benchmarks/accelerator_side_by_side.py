@@ -38,6 +38,7 @@ import time
 from _timing import random_batch, train_flops_per_sequence
 from accelerator_train_step import PEAK_FLOPS
 
+from albert_keras_contracts.catalogue import ARCHITECTURE_PRESETS
 from albert_keras_contracts.record_format import (  # the records' names, spelled once
     INPUT_IDS,
     INPUT_MASK,
@@ -49,30 +50,14 @@ from albert_keras_contracts.record_format import (  # the records' names, spelle
 )
 
 LEARNING_RATE, WEIGHT_DECAY = 1e-4, 0.01
+SIZE_KEYS = ("num_layers", "hidden_dim", "num_heads", "intermediate_dim")
 PEERS = ("ours-jax", "ours-tensorflow", "keras-hub-jax", "hugging-face-torch")
 BACKENDS = {"ours-jax": "jax", "ours-tensorflow": "tensorflow", "keras-hub-jax": "jax"}
-# The ALBERT presets (the paper's Table 1), here so a device without our package's dependencies
-# can still read them: checked against `AlbertBackbone.presets` by the CPU test.
+# The ALBERT presets (the paper's Table 1), from the catalogue (pure Python: a device without
+# our package's dependencies reads it with the checkout on PYTHONPATH).
 SIZES = {
-    "albert_base": {"num_layers": 12, "hidden_dim": 768, "num_heads": 12, "intermediate_dim": 3072},
-    "albert_large": {
-        "num_layers": 24,
-        "hidden_dim": 1024,
-        "num_heads": 16,
-        "intermediate_dim": 4096,
-    },
-    "albert_xlarge": {
-        "num_layers": 24,
-        "hidden_dim": 2048,
-        "num_heads": 16,
-        "intermediate_dim": 8192,
-    },
-    "albert_xxlarge": {
-        "num_layers": 12,
-        "hidden_dim": 4096,
-        "num_heads": 64,
-        "intermediate_dim": 16384,
-    },
+    name: {key: ARCHITECTURE_PRESETS[name][key] for key in SIZE_KEYS}
+    for name in ("albert_base", "albert_large", "albert_xlarge", "albert_xxlarge")
 }
 TINY = {
     "num_layers": 2,

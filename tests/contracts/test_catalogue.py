@@ -134,7 +134,7 @@ def test_a_sharing_mode_added_by_one_entry_and_one_routing_function(fresh_catalo
     with pytest.raises(ValueError, match="sharing='alternating' has no official checkpoint"):
         official_config_from_backbone(alternating.get_config())
     # A name that is taken is refused.
-    with pytest.raises(ValueError, match="a sharing mode called 'all' is already"):
+    with pytest.raises(ValueError, match="sharing mode 'all' is already in the catalogue"):
         register_sharing_mode(SharingMode("all", frozenset(), "not ALBERT"))
 
 
@@ -149,3 +149,20 @@ def test_the_names_need_no_tensorflow():
     )
     assert result.stdout.strip().endswith("False")
     assert "'MNLI'" in result.stdout and "'AX'" not in result.stdout
+
+
+def test_an_architecture_added_by_one_entry_builds_from_its_name():
+    from albert_keras.models import AlbertBackbone
+
+    config = {**catalogue.ARCHITECTURE_PRESETS["albert_tiny"], "num_layers": 1, "hidden_dim": 32,
+              "intermediate_dim": 64, "embedding_dim": 16, "vocabulary_size": 100}  # fmt: skip
+    catalogue.register_architecture("albert_micro", config)
+    try:
+        backbone = AlbertBackbone.from_preset("albert_micro")
+        assert (backbone.num_layers, backbone.hidden_dim, backbone.embedding_dim) == (1, 32, 16)
+        with pytest.raises(
+            ValueError, match="architecture preset 'albert_base' is already in the catalogue"
+        ):
+            catalogue.register_architecture("albert_base", config)
+    finally:
+        catalogue.ARCHITECTURE_PRESETS.pop("albert_micro")
