@@ -20,6 +20,8 @@ from albert_keras.training.multi_worker_strategy import (
     is_chief,
     is_multi_worker,
     lost_worker_line,
+    remove_dead_worker_folders,
+    worker_folder_prefix,
 )
 from albert_keras_contracts import atomic_write
 from albert_keras_contracts.output_folder import OutputFolder, check_apart
@@ -117,7 +119,8 @@ class JobRun:
         if not is_chief(self.distribution):
             # The chief alone owns --output_dir (docs/scaling.md); this worker writes the same
             # files into a folder of its own, removed at the end.
-            with tempfile.TemporaryDirectory(prefix="albert-keras-worker-") as folder:
+            remove_dead_worker_folders()  # those of workers killed before their end
+            with tempfile.TemporaryDirectory(prefix=worker_folder_prefix()) as folder:
                 self.settings = dataclasses.replace(s, output_dir=folder)
                 with lost_worker_said():
                     return self._run()

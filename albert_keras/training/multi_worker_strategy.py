@@ -22,6 +22,8 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
+import tempfile
 
 import keras
 import tensorflow as tf
@@ -89,6 +91,52 @@ def is_chief(distribution) -> bool:
         return jax.process_index() == 0
     extended = getattr(distribution, "extended", None)
     return bool(getattr(extended, "should_checkpoint", True))
+
+
+def worker_folder_prefix() -> str:
+    """The name prefix of a non-chief worker's own folder (in the system's temporary folder):
+    it carries the process id, so a folder left by a killed worker can be told apart."""
+    return f"{_WORKER_FOLDER}{os.getpid()}-"
+
+
+def remove_dead_worker_folders(parent: str | None = None) -> list[str]:
+    """Removes the non-chief workers' folders (`worker_folder_prefix`) in `parent` (default:
+    the system's temporary folder) whose process is gone (a `kill -9` leaves its folder);
+    returns their names. A live worker's folder is left alone.
+
+    Example:
+    >>> import tempfile
+    >>> parent = tempfile.mkdtemp()
+    >>> for pid in (os.getpid(), 2**22 + 1):  # this process, and one above Linux's PID limit
+    ...     os.mkdir(os.path.join(parent, f"{_WORKER_FOLDER}{pid}-x"))
+    >>> remove_dead_worker_folders(parent)
+    ['albert-keras-worker-4194305-x']
+    """
+    parent = parent or tempfile.gettempdir()
+    try:
+        names = sorted(os.listdir(parent))
+    except OSError:
+        return []
+    removed = []
+    for name in names:
+        match = re.fullmatch(rf"{_WORKER_FOLDER}(\d+)-.*", name)
+        if match and not _alive(int(match.group(1))):
+            shutil.rmtree(os.path.join(parent, name), ignore_errors=True)
+            removed.append(name)
+    return removed
+
+
+_WORKER_FOLDER = "albert-keras-worker-"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError) as error:  # another user's process; no such pid
+        return isinstance(error, PermissionError)
+    return True
 
 
 def chief_value(distribution, value: int) -> int:
