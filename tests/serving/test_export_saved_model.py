@@ -8,6 +8,7 @@ import sys
 import keras
 import numpy as np
 import pytest
+import sentencepiece
 import tensorflow as tf
 
 from albert_keras.glue import GlueEncoder
@@ -18,6 +19,7 @@ from albert_keras_cli.main import main
 FIRST = ["hello, my dog is cute", "A  Café ``review''", "a b c d e f g h i j k l m n o p", "x"]
 SECOND = ["is it?", "Über good", "short", "y z"]
 PUBLISHED = [10975, 15, 51, 1952, 25, 10901]
+DIGIT_COMMA = "born in 1990, we"  # the official encode_pieces splits "▁1990," (issue 42)
 LENGTH = 12
 
 # Run in a fresh interpreter (-I: no PYTHONPATH, no current folder) where importing albert_keras
@@ -41,12 +43,13 @@ import tensorflow as tf
 import tensorflow_text  # noqa: F401  (registers the SentencePiece / normalization ops)
 
 request = json.load(sys.stdin)
+DIGIT_COMMA = request["digit_comma"]
 served = tf.saved_model.load(request["path"])
 single = served.signatures["serving_default"](text=tf.constant(request["first"]))
 pairs = served.signatures["pairs"](
     text_a=tf.constant(request["first"]), text_b=tf.constant(request["second"])
 )
-tokens = served.signatures["tokenize"](text=tf.constant(["hello, my dog is cute"]))
+tokens = served.signatures["tokenize"](text=tf.constant(["hello, my dog is cute", DIGIT_COMMA]))
 print(json.dumps({
     "albert_keras_importable": importable,
     "loaded": sorted(m for m in sys.modules if m.split(".")[0] in ("albert_keras", "keras_hub")),
@@ -141,7 +144,7 @@ def test_exported_saved_model_in_a_process_without_albert_keras(
     out = capsys.readouterr().out
     assert "signature serving_default: probabilities" in out and "signature pairs" in out
 
-    request = {"path": str(served), "first": FIRST, "second": SECOND}
+    request = {"path": str(served), "first": FIRST, "second": SECOND, "digit_comma": DIGIT_COMMA}
     result = subprocess.run(
         [sys.executable, "-I", "-c", FRESH_PROCESS],
         input=json.dumps(request),
@@ -154,6 +157,10 @@ def test_exported_saved_model_in_a_process_without_albert_keras(
     answer = json.loads(result.stdout.strip().splitlines()[-1])
     assert answer["albert_keras_importable"] is False and answer["loaded"] == []
     assert answer["token_ids"][0][: len(PUBLISHED) + 2] == [2, *PUBLISHED, 3]
+    # The SavedModel's tokenizer splits as the official code: "▁1990" "," (Python SentencePiece).
+    processor = sentencepiece.SentencePieceProcessor(model_file=vocabulary)
+    split = [*processor.encode("born in 1990"), processor.piece_to_id(","), *processor.encode("we")]
+    assert answer["token_ids"][1][: len(split) + 2] == [2, *split, 3]
     expected_single = softmax(encoded_logits(classifier, vocabulary, FIRST))
     expected_pairs = softmax(encoded_logits(classifier, vocabulary, FIRST, SECOND))
     np.testing.assert_allclose(answer["single"], expected_single, atol=1e-6)
