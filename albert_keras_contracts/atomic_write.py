@@ -5,6 +5,10 @@ checkpoints, vocabularies). A rename within a folder is atomic on POSIX file sys
 or `kill -9` leaves either the old file or the new one under the final name, never half of one;
 the temporary file of a failed write is removed. Pure Python: the data writer's worker processes
 and the TensorFlow side use the same helper.
+
+A temporary's name carries the writer's PID and a random token drawn once per process
+(`process_token`), which an output folder's manifest records: a killed run's temporaries are
+recognised by a recorded token (`temporary_writer`), never by the name's pattern alone.
 """
 
 from __future__ import annotations
