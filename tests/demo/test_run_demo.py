@@ -232,9 +232,9 @@ def test_a_folder_the_demo_did_not_write_is_refused_before_anything_runs(tmp_pat
     (mine / "thesis.tex").write_text("years of work\n")
     pretrained = tmp_path / "pretrained"
     pretrained.mkdir()
-    (pretrained / ".albert-keras.json").write_text(
-        json.dumps({"command": "albert-keras pretrain", "arguments": {}, "files": []})
-    )
+    manifest = {"command": "albert-keras pretrain", "arguments": {}, "inputs": {},
+                "created": "2026-01-01T00:00:00+00:00", "files": []}  # fmt: skip
+    (pretrained / ".albert-keras.json").write_text(json.dumps(manifest))
     for out, message in (
         (mine, "holds files albert-keras did not write (thesis.tex)"),
         (pretrained, "holds the output of `albert-keras pretrain`, not of `albert-keras demo`"),
