@@ -9,7 +9,10 @@ A classifier's SavedModel has the signatures `serving_default(text)`, `pairs(tex
 and `tokenize(text)` (`albert_keras.serving.export_saved_model`); a question answerer's
 (`finetune-squad`'s model) `serving_default(question, context)` returns the answer, its
 characters in the context and its scores (`albert_keras.serving.export_question_answerer`;
-one window per question, see there). OUT/ is export's own folder: a folder holding other
+one window per question, see there); a token classifier's (`finetune-tokens`'s)
+`serving_default(text)` the words, their tags and character offsets, a multiple-choice model's
+(`finetune-choice`'s) `serving_default(context, options)` the probabilities and the choice
+(`albert_keras.serving.export_token_classifier` / `export_multiple_choice`). OUT/ is export's own folder: a folder holding other
 files, or another command's output, is refused; `--overwrite` replaces only an earlier
 export's SavedModel.
 
@@ -124,7 +127,12 @@ def run(args: argparse.Namespace) -> int:
     """Loads, exports, and prints the signatures; errors raise ValueError / FileNotFoundError."""
     from albert_keras.convert import load_any_model
     from albert_keras.preprocessing import AlbertPreprocessor, AlbertTokenizer
-    from albert_keras.serving import export_question_answerer, export_saved_model
+    from albert_keras.serving import (
+        export_multiple_choice,
+        export_question_answerer,
+        export_saved_model,
+        export_token_classifier,
+    )
 
     check_arguments(args)  # again: main() runs it first, a caller of run() may not
     model = load_any_model(args.model)
@@ -137,8 +145,14 @@ def run(args: argparse.Namespace) -> int:
         "spm_model": args.spm_model and os.path.abspath(args.spm_model),
         "sequence_length": args.max_seq_length,
     }
-    # A question answerer has a span head ("simple" or "v2"), a classifier `num_classes`.
-    export = export_question_answerer if getattr(model, "head", None) else export_saved_model
+    # A tagger and a chooser by their class; a question answerer has a span head ("simple" or
+    # "v2"), a classifier `num_classes`.
+    export = {
+        "AlbertTokenClassifier": export_token_classifier,
+        "AlbertMultipleChoice": export_multiple_choice,
+    }.get(type(model).__name__) or (
+        export_question_answerer if getattr(model, "head", None) else export_saved_model
+    )
     signatures = export(
         model, args.output_dir, preprocessor, overwrite=args.overwrite, arguments=arguments
     )

@@ -1,5 +1,6 @@
 """`albert-keras predict`: a saved classifier on a GLUE dev file or on lines of text; a saved
-question answerer on a SQuAD file or on JSON lines of questions.
+question answerer on a SQuAD file or on JSON lines of questions; a token classifier or a
+multiple-choice model on lines of text or JSON lines of options (`predict_tasks`).
 
     albert-keras predict --model sst2/model.keras --task SST-2 --glue_dir glue_data
     albert-keras predict --model sst2/model.keras --input reviews.txt --output reviews.jsonl
@@ -202,6 +203,15 @@ def run(args: argparse.Namespace) -> int:
         from albert_keras_cli.predict_squad import run_squad
 
         return run_squad(model, args, data, name)
+    kind = type(model).__name__
+    if kind in ("AlbertTokenClassifier", "AlbertMultipleChoice"):
+        if args.task:
+            raise ValueError(f"{args.model} is an {kind}: --task scores GLUE classifiers only")
+        from albert_keras_cli import predict_tasks
+
+        if kind == "AlbertTokenClassifier":
+            return predict_tasks.run_token_classifier(model, args, data, name)
+        return predict_tasks.run_multiple_choice(model, args, data, name)
     from albert_keras.serving.text_predictions import (
         check_text_classifier,
         predict_texts,

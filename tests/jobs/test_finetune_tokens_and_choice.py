@@ -72,6 +72,15 @@ def test_finetune_tokens_writes_model_metrics_and_conll_predictions(tmp_path, sa
     assert [t["tag"] for t in tagger.predict([" ".join(w for w, _ in SENTENCES[0])])[0]] == (
         predicted
     )
+    # `albert-keras predict` on lines of text: each line echoed with its words' tags.
+    (tmp_path / "lines.txt").write_text("the cat  sat\na dog\n")
+    argv = ["predict", "--model", str(out / "model.keras"), "--input", str(tmp_path / "lines.txt")]
+    assert cli.main([*argv, "--output", str(tmp_path / "tags.jsonl")]) == 0
+    answers = [json.loads(line) for line in (tmp_path / "tags.jsonl").read_text().splitlines()]
+    assert answers == [
+        {"text": text, "words": words}
+        for text, words in zip(["the cat  sat", "a dog"], tagger.predict(["the cat  sat", "a dog"]))
+    ]
 
 
 @pytest.mark.slow  # a second fine-tuning, its save and load: ~15 s on a quiet machine
@@ -94,6 +103,18 @@ def test_finetune_choice_writes_model_metrics_and_choices(tmp_path, saved_backbo
     chooser = keras.saving.load_model(tmp_path / "out" / "model.keras")
     again = chooser.predict((["The cat sat"], [["It on the mat.", "It in the sky.", "It at sea."]]))
     assert again[0]["choice"] == predictions[0]["choice"]
+    # `albert-keras predict` on JSON lines of options: the id echoed, the same choice.
+    question = {"id": "q1", "context": "The cat sat", "options": ["It on the mat.", "It in the sky.", "It at sea."]}  # fmt: skip
+    (tmp_path / "q.jsonl").write_text(json.dumps(question) + "\n")
+    model = str(tmp_path / "out" / "model.keras")
+    argv = ["predict", "--model", model, "--input", str(tmp_path / "q.jsonl")]
+    assert cli.main([*argv, "--output", str(tmp_path / "a.jsonl")]) == 0
+    answer = json.loads((tmp_path / "a.jsonl").read_text())
+    assert answer["id"] == "q1" and answer["choice"] == again[0]["choice"]
+    assert answer["probabilities"] == pytest.approx(again[0]["probabilities"], abs=1e-6)
+    (tmp_path / "bad.jsonl").write_text('{"context": "x", "options": "not a list"}\n')
+    argv = ["predict", "--model", model, "--input", str(tmp_path / "bad.jsonl")]
+    assert cli.main(argv) == 2
 
 
 @pytest.mark.parametrize(

@@ -6,7 +6,8 @@ import tensorflow as tf
 
 from albert_keras.models import AlbertBackbone, AlbertMultipleChoice, AlbertTokenClassifier
 from albert_keras.preprocessing import AlbertPreprocessor, AlbertTokenizer
-from albert_keras.serving.task_exports import export_multiple_choice, export_token_classifier
+from albert_keras.serving.task_exports import export_token_classifier
+from albert_keras_cli import main as cli
 
 LABELS = ["O", "B-ANIMAL", "I-ANIMAL", "B-PLACE"]
 
@@ -33,18 +34,23 @@ def test_served_tags_and_offsets_equal_predict(tmp_path, tiny_config, preprocess
     ]
     outputs = export_token_classifier(tagger, tmp_path / "served")
     assert outputs == {"serving_default": ["words", "tags", "starts", "ends"]}
-    served = tf.saved_model.load(str(tmp_path / "served")).signatures["serving_default"]
-    out = {k: v.numpy() for k, v in served(text=tf.constant(texts)).items()}
+    # `albert-keras export` of the saved tagger writes the same SavedModel (checked below).
+    tagger.save(tmp_path / "tagger.keras")
+    argv = ["export", "--model", str(tmp_path / "tagger.keras"), "--output_dir"]
+    assert cli.main([*argv, str(tmp_path / "served_by_cli")]) == 0
     expected = tagger.predict(texts)
     assert sum(t["tag"] is None for t in expected[2]) > 0  # the cut-off case is exercised
-    for row, words in enumerate(expected):
-        got = [
-            (w.decode(), t.decode() or None, int(s), int(e))
-            for w, t, s, e in zip(out["words"][row], out["tags"][row], out["starts"][row],
-                                  out["ends"][row])
-            if s >= 0
-        ]  # fmt: skip
-        assert got == [(t["word"], t["tag"], t["start"], t["end"]) for t in words]
+    for folder in ("served", "served_by_cli"):
+        served = tf.saved_model.load(str(tmp_path / folder)).signatures["serving_default"]
+        out = {k: v.numpy() for k, v in served(text=tf.constant(texts)).items()}
+        for row, words in enumerate(expected):
+            got = [
+                (w.decode(), t.decode() or None, int(s), int(e))
+                for w, t, s, e in zip(out["words"][row], out["tags"][row], out["starts"][row],
+                                      out["ends"][row])
+                if s >= 0
+            ]  # fmt: skip
+            assert got == [(t["word"], t["tag"], t["start"], t["end"]) for t in words], folder
 
 
 @pytest.mark.slow  # a second SavedModel export and load: ~12 s on a quiet machine
@@ -54,7 +60,9 @@ def test_served_choices_equal_choose(tmp_path, tiny_config, preprocessor):
     chooser = AlbertMultipleChoice(AlbertBackbone(**tiny_config), preprocessor=preprocessor)
     contexts = ["the cat sat", "a dog ran home"]
     options = [["on the mat", "in the sky", "at sea"], ["to the park", "on the river", "up"]]
-    export_multiple_choice(chooser, tmp_path / "served")
+    chooser.save(tmp_path / "chooser.keras")  # exported by `albert-keras export`
+    argv = ["export", "--model", str(tmp_path / "chooser.keras"), "--output_dir"]
+    assert cli.main([*argv, str(tmp_path / "served")]) == 0
     served = tf.saved_model.load(str(tmp_path / "served")).signatures["serving_default"]
     out = served(context=tf.constant(contexts), options=tf.constant(options))
     expected = chooser.predict((contexts, options))
