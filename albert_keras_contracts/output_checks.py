@@ -177,10 +177,14 @@ def check_apart(output_flag: str, output, inputs: Mapping[str, object]) -> None:
 
 
 def _local_inputs(value) -> list[str]:
-    """The local paths of an input value (a path, a pattern, a list of them, or None)."""
-    if value is None:
+    """The local paths of an input value (a path, a pattern, a list of them, or None; anything
+    else, such as a model object given from Python, names no file)."""
+    if isinstance(value, (str, os.PathLike)):
+        values = [value]
+    elif isinstance(value, (list, tuple)):
+        values = [item for item in value if isinstance(item, (str, os.PathLike))]
+    else:
         return []
-    values = [value] if isinstance(value, (str, os.PathLike)) else list(value)
     paths = []
     for item in values:
         item = os.fspath(item)

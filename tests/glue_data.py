@@ -13,10 +13,7 @@ ROWS = {"train": 2000, "dev": 300}
 # SST-2's signal: the verdict word at the end of each review (a tiny model learns it in ~200 steps).
 POSITIVE = ["charming", "gorgeous", "witty", "moving", "delightful", "superb"]
 NEGATIVE = ["dull", "lifeless", "tedious", "clumsy", "dreary", "hollow"]
-STSB_HEADER = "\t".join(
-    ["index", "genre", "filename", "year", "old_index", "source1", "source2", "sentence1",
-     "sentence2", "score"]
-)  # fmt: skip
+STSB_HEADER = "index\tgenre\tfilename\tyear\told_index\tsource1\tsource2\tsentence1\tsentence2\tscore"  # fmt: skip
 
 
 def _clean(sentence: str) -> str:

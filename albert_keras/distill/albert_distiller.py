@@ -13,6 +13,7 @@ from albert_keras.layers.sparse_cross_entropy import sparse_cross_entropy
 from albert_keras.models import AlbertPretrainer
 from albert_keras.models.albert_pretrainer import RECORD_FEATURES, backbone_inputs, masked_lm_hits
 from albert_keras.models.albert_task import AlbertTask
+from albert_keras.models.unused_pooler import UnusedPooler
 from albert_keras_contracts.record_format import (
     MASKED_LM_IDS,
     MASKED_LM_POSITIONS,
@@ -22,7 +23,7 @@ from albert_keras_settings.distill_settings import check_distillation_loss
 
 
 @keras.saving.register_keras_serializable(package="albert_keras")
-class AlbertDistiller(AlbertTask, keras.Model):
+class AlbertDistiller(UnusedPooler, AlbertTask, keras.Model):
     """DistilBERT's triple loss (Sanh et al., 2019) for ALBERT, on the records' masked positions.
 
     Both models read the same batch dict (the pretraining records' features, as
@@ -68,6 +69,11 @@ class AlbertDistiller(AlbertTask, keras.Model):
     """
 
     nested_objects = ("teacher", "student")
+
+    def _unused_weight_ids(self) -> set:
+        """The student's unused pooler (an MLM-only student never reads it): not trained."""
+        student = getattr(self, "student", None)
+        return student._unused_weight_ids() if isinstance(student, UnusedPooler) else set()
 
     def __init__(
         self,

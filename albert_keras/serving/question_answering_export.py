@@ -46,7 +46,8 @@ def export_question_answerer(
 
     Signature `serving_default(question, context)` (1-D string tensors, one pair per row):
     - `answer`: the answer's text, cut from the context (as `answer_questions`' `"answer"`;
-      the official "empty" for the simple head, "" for the v2 head, when no span is valid);
+      the official "empty" for the simple head, "" for the v2 head, when no span is valid, and
+      "" for an empty context);
     - `start_char`, `end_char`: int64, `answer == context[start_char:end_char]` (characters);
     - `score`: float64, the best span's start + end score;
     - `null_odds`: float64, the no-answer score (`answer_questions`' `"null_odds"`; SQuAD 2.0
@@ -197,14 +198,15 @@ class _AnswerGraph:
         end_char = tf.where(found, end_char, 0)
         text = tf.strings.substr(context, start_char, end_char - start_char, unit="UTF8_CHAR")
         # No valid span: the official nonce entry, ("empty", 0, 0) or, for the beam, ("", -1e6,
-        # -1e6); no window (an empty context): no-answer odds 1e6.
+        # -1e6); no window (an empty context): "" (as `answer_questions` answers it) and
+        # no-answer odds 1e6.
         nothing, nothing_score = ("", -2e6) if beam else ("empty", 0.0)
         score = tf.where(found, best, nothing_score)
         null = tf.math.unsorted_segment_min(null, windows.example, batch)  # the lowest
         if not beam:
             null = null - score  # BERT's: the [CLS] span's score less the best span's
         return {
-            "answer": tf.where(found, text, nothing),
+            "answer": tf.where(found, text, tf.where(pieces.row_lengths() > 0, nothing, "")),
             "start_char": start_char,
             "end_char": end_char,
             "score": score,

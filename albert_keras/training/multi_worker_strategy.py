@@ -46,10 +46,13 @@ class MultiWorkerStrategy(tf.distribute.MultiWorkerMirroredStrategy):
     Args:
         timeout_seconds: int. How long a collective waits for a peer (`CommunicationOptions`).
 
-    Example (as each process of a two-worker run calls it):
-    >>> os.environ["TF_CONFIG"] = json.dumps({
+    Example (as each process of a two-worker run calls it; the environment is the process's
+    own, so the example sets it only in a copy):
+    >>> environment = {**os.environ, "TF_CONFIG": json.dumps({
     ...     "cluster": {"worker": ["host0:2222", "host1:2222"]},
-    ...     "task": {"type": "worker", "index": 0}})
+    ...     "task": {"type": "worker", "index": 0}})}
+    >>> "TF_CONFIG" in os.environ  # a test process must not become a worker
+    False
     >>> strategy = MultiWorkerStrategy()  # doctest: +SKIP
     >>> strategy.num_replicas_in_sync  # doctest: +SKIP
     2

@@ -60,7 +60,7 @@ def test_lines_of_a_file_give_one_json_line_each(finetuned, tmp_path):
     np.testing.assert_allclose(probabilities, expected, rtol=0, atol=1e-6)
     assert [row["label"] for row in rows] == expected.argmax(axis=-1).tolist()
     assert [row["text"] for row in rows] == LINES  # each line says which input it answers
-    assert all(list(row)[0] == "text" for row in rows)
+    assert all(next(iter(row)) == "text" for row in rows)
 
 
 def test_stdin_to_stdout(finetuned, monkeypatch, capsys):

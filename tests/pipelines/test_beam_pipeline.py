@@ -154,10 +154,12 @@ def test_a_killed_runs_spill_folders_are_removed_and_nothing_else(tmp_path):
         spill_pieces(spill_folder(str(tmp_path)), [(0, [["Left behind."]])])
     (tmp_path / "data-00000-of-00001.tfrecord").write_bytes(b"kept")
     (tmp_path / ".beam-text-notes.txt").write_text("a file, not a spill folder")
-    (tmp_path / ".beam-text-0123").mkdir()  # killed before its first file
+    (tmp_path / (".beam-text-" + "0123abcd" * 4)).mkdir()  # killed before its first file
+    (tmp_path / ".beam-text-0123").mkdir()  # a look-alike: not the name a run makes
     (tmp_path / "user-folder").mkdir()
     assert remove_stale_spill_folders(str(tmp_path)) == 3
     assert sorted(p.name for p in tmp_path.iterdir()) == [
+        ".beam-text-0123",
         ".beam-text-notes.txt",
         "data-00000-of-00001.tfrecord",
         "user-folder",

@@ -179,7 +179,13 @@ def test_settings_keywords_and_flags_record_the_same_run(tmp_path, tiny_spm, mon
     assert (summary["steps_trained"], summary["num_examples"]) == (2, 8)
     assert summary["distribution"]["strategy"] == "OneDeviceStrategy"
 
+    recorded = {"a": json.loads((tmp_path / "a" / ".albert-keras.json").read_text())["arguments"]}
+
     def recorded_only(*args):
+        # Read while the run holds its folder: a run that fails claims nothing, so its
+        # manifest is gone once it has stopped.
+        for manifest in tmp_path.glob("[bcd]/.albert-keras.json"):
+            recorded[manifest.parent.name] = json.loads(manifest.read_text())["arguments"]
         raise _Recorded
 
     monkeypatch.setattr(job, "_compiled_classifier", recorded_only)
@@ -193,10 +199,8 @@ def test_settings_keywords_and_flags_record_the_same_run(tmp_path, tiny_spm, mon
     with pytest.raises(_Recorded):
         main([*argv, "--output_dir", str(tmp_path / "d")])
 
-    recorded = {
-        run: json.loads((tmp_path / run / ".albert-keras.json").read_text())["arguments"]
-        for run in "abcd"
-    }
+    assert sorted(recorded) == list("abcd")
+    assert not (tmp_path / "b").exists()  # the stopped run left nothing behind
     # Keys, order and values as the job recorded before #31 (a folder it wrote still matches:
     # checked once against the code before #31 too, with the same output).
     assert list(recorded["a"].items()) == [
