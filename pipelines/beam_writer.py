@@ -178,7 +178,9 @@ def _counters_line(counters: dict, loaded_here: bool = False) -> str:
     )
     loads = counters.get("sentencepiece_loads", 0)
     loaded = f"SentencePiece loaded {loads} time(s) on the workers"
-    if loads == 0 and loaded_here:
+    # No worker loaded it: the workers ran in this process and used its encoder, loaded by this
+    # run (`loaded_here`) or an earlier one in the same process; either way once, here.
+    if loads == 0 and (loaded_here or counters):
         loaded = "SentencePiece loaded once, in this process (its in-process workers share it)"
     return f"workers' CPU-seconds in the writer's steps (not Beam's own work): {seconds}; {loaded}"
 
