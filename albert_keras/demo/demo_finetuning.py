@@ -51,8 +51,10 @@ def run_finetuning(
     if (task is None) != (glue_dir is None):
         raise ValueError("--finetune_task and --glue_dir go together")
     if task is None:
-        task = write_source_task(out / "corpus", out / "source_task", seed=seed)
-        glue_dir = out
+        # The task's files in a folder of their own (`source_task/source_task/*.tsv`): the
+        # fine-tuning runs write into `finetune/`, which may not lie inside a folder they read.
+        task = write_source_task(out / "corpus", out / "source_task" / "source_task", seed=seed)
+        glue_dir = out / "source_task"
     results = {}
     for start in STARTS:
         model = out / ("pretrain" if start == "pretrained" else "untrained") / "model.keras"
