@@ -7,7 +7,7 @@
         job = subprocess.Popen(argv_writing_into(out), env=disk.env)
         ...                                   # let it write a while
         disk.fill()                           # from now on, writes under disk.root fail
-        job.wait()                            # ... with errno.ENOSPC
+        job.wait(timeout=300)                 # ... with errno.ENOSPC (job.kill() if it hangs)
         disk.free()                           # space again: a rerun can finish
 
 Two kinds, the same API:
@@ -159,6 +159,7 @@ def full_disk(tmp_path: pathlib.Path, *, size_mb: int = 64, kind: str | None = N
             ["mount", "-t", "tmpfs", "-o", f"size={size_mb}m", "tmpfs", str(mount)],
             check=False,
             capture_output=True,
+            timeout=60,
         )
         mounted = done.returncode == 0
     if kind == "tmpfs" and not mounted:
@@ -183,4 +184,6 @@ def full_disk(tmp_path: pathlib.Path, *, size_mb: int = 64, kind: str | None = N
     finally:
         disk.free()
         if mounted:
-            subprocess.run(["umount", "-l", str(mount)], check=False, capture_output=True)
+            subprocess.run(
+                ["umount", "-l", str(mount)], check=False, capture_output=True, timeout=60
+            )
