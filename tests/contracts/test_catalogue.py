@@ -14,12 +14,15 @@ from albert_keras_contracts.catalogue import SharingMode, register_sharing_mode
 
 
 @pytest.fixture
-def fresh_catalogue(monkeypatch):
-    """The catalogue's registries as copies, so what a test adds is gone after it."""
-    monkeypatch.setattr(catalogue, "GLUE_TASKS", dict(catalogue.GLUE_TASKS))
-    monkeypatch.setattr(catalogue, "_ALIASES", dict(catalogue._ALIASES))
-    monkeypatch.setattr(catalogue, "SHARING_MODES", dict(catalogue.SHARING_MODES))
+def fresh_catalogue():
+    """The catalogue's registries restored in place after the test, so what it adds is gone
+    for every module that holds them (`albert_keras.glue.GLUE_TASKS` is the same dict)."""
+    registries = (catalogue.GLUE_TASKS, catalogue._ALIASES, catalogue.SHARING_MODES)
+    saved = [dict(registry) for registry in registries]
     yield catalogue
+    for registry, contents in zip(registries, saved):
+        registry.clear()
+        registry.update(contents)
     sys.modules.pop("my_tasks", None)
 
 
