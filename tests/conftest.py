@@ -20,6 +20,25 @@ TEST_DATA = REPO_ROOT / "tests" / "data"
 SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
 
 
+@pytest.fixture(autouse=True)
+def _catalogue_as_it_was():
+    """Every test leaves the catalogue's registries as it found them, in place (other modules
+    hold the same dicts): a task or preset one test registers, a docstring example's included,
+    is gone for the next test in the same worker."""
+    from albert_keras_contracts import catalogue
+
+    registries = (
+        catalogue.GLUE_TASKS, catalogue._ALIASES, catalogue.SHARING_MODES,
+        catalogue.ARCHITECTURE_PRESETS,
+    )  # fmt: skip
+    saved = [dict(registry) for registry in registries]
+    yield
+    for registry, contents in zip(registries, saved):
+        if registry != contents:
+            registry.clear()
+            registry.update(contents)
+
+
 @pytest.fixture(scope="session")
 def shared_data(tmp_path_factory):
     """Real data in ../shared/data's layout, in every checkout: the release vocabulary, the
