@@ -19,17 +19,21 @@ nothing depends on iterator history.
 
 import contextlib
 import dataclasses
-import re
 from collections.abc import Sequence
 
 import numpy as np
 import tensorflow as tf
-from google.protobuf.message import DecodeError
 
 from albert_keras_contracts import record_format
 from albert_keras_contracts.writer_stats import recorded_vocabulary_size
 from pipelines.dynamic_masking import remask_batch
 from pipelines.masking_settings import MaskingSettings
+from pipelines.record_checks import (
+    bad_record_line,  # noqa: F401  (re-exported: training imports it here)
+    check_first_records,
+    check_values,
+    value_limits,
+)
 from pipelines.record_files import count_records, list_record_files
 
 # With `start_step`, passes are numbered up to here: "forever" for any real run.
@@ -46,126 +50,16 @@ def _list_files(file_pattern: str | Sequence[str]) -> list[str]:
     return list_record_files(file_pattern, "file_pattern")
 
 
-def _check_first_records(files: list[str], lengths: dict[str, int]) -> None:
-    """Reads the first record of every file and checks each feature's type and length.
-
-    Catches records written with other flags (the common mistake) before training starts, with
-    the file named; a bad record further on still fails in `parse_example`, naming the feature.
-    """
-
-    def first_records(names):
-        return tf.data.Dataset.from_tensor_slices(names).interleave(
-            lambda name: tf.data.TFRecordDataset(name).take(1).map(lambda record: (name, record)),
-            cycle_length=16,
-            num_parallel_calls=tf.data.AUTOTUNE,
-            deterministic=True,
-        )
-
-    checked = 0
-    try:
-        for name, record in first_records(files).as_numpy_iterator():
-            _check_record(name.decode(), record, lengths)
-            checked += 1
-    except tf.errors.DataLossError:
-        for name in files:  # find which one (the error does not say)
-            try:
-                list(first_records([name]))
-            except tf.errors.DataLossError as error:
-                reason = error.message.splitlines()[0]
-                raise ValueError(f"{name}: not a TFRecord file ({reason})") from None
-        raise
-    if not checked:
-        others = f" or the {len(files) - 1} other matching files" if len(files) > 1 else ""
-        raise ValueError(f"no records in {files[0]}{others}")
-
-
-def _check_record(file_name: str, record: bytes, lengths: dict[str, int]) -> None:
-    try:
-        features = tf.train.Example.FromString(record).features.feature
-    except DecodeError:
-        raise ValueError(f"{file_name}: record 0 is not a tf.train.Example") from None
-    for name, length in lengths.items():
-        if name not in features:
-            raise ValueError(f"{file_name}: record 0 has no feature {name!r}")
-        feature = record_format.BY_NAME[name]
-        kind = "float_list" if feature.dtype == "float32" else "int64_list"
-        if features[name].WhichOneof("kind") != kind:
-            raise ValueError(
-                f"{file_name}: record 0: feature {name!r} is a "
-                f"{features[name].WhichOneof('kind')}, expected {kind}"
-            )
-        got = len(getattr(features[name], kind).value)
-        if got != length:
-            flag = "" if feature.length == "one" else f" ({feature.length}={length})"
-            raise ValueError(
-                f"{file_name}: record 0: feature {name!r} has {got} values, expected {length}{flag}"
-            )
-
-
-# What a failed record check's message starts with (`bad_record_line` finds it in an error).
-_CHECK_PREFIX = "records check: "
-
-
-def _value_limits(lengths: dict[str, int], vocabulary_size: int | None) -> tuple:
-    """`(feature, limit, what a value beyond it is)` of the features whose values index
-    something: a masked position the sequence, an id the vocabulary (when the writer's
-    stats.json says its size; otherwise only negative ids are caught here, the jobs'
-    `check_token_ids` reads the first records of each file against the model)."""
-    length = lengths[record_format.INPUT_IDS]
-    ids = (2**62, "a negative id")
-    if vocabulary_size is not None:
-        ids = (vocabulary_size, f"outside [0, {vocabulary_size}): the stats.json vocabulary")
-    return (
-        (record_format.MASKED_LM_POSITIONS, length, f"outside [0, {length}): max_seq_length"),
-        (record_format.INPUT_IDS, *ids),
-        (record_format.MASKED_LM_IDS, *ids),
-    )
-
-
-def _check_values(features, names, indices, limits) -> list:
-    """One `tf.debugging.Assert` per feature of `limits`: every value in [0, limit), else the
-    error names the file, the record (its index in the file) and the value. A few reductions
-    per batch, against a position or id out of range failing later as an unnamed "Graph
-    execution error" (or, on a GPU, a gather reading zeros silently)."""
-    asserts = []
-    for name, limit, what in limits:
-        values = features[name]
-        good = (values >= 0) & (values < limit)
-        rows_good = tf.reduce_all(good, axis=1)
-        row = tf.argmin(tf.cast(rows_good, tf.int32))  # the first bad row (0 when none)
-        value = values[row][tf.argmin(tf.cast(good[row], tf.int32))]
-        message = tf.strings.join([
-            _CHECK_PREFIX, names[row], ": record ", tf.strings.as_string(indices[row]),
-            f": {name} holds ", tf.strings.as_string(value), f", {what}",
-        ])  # fmt: skip
-        asserts.append(tf.debugging.Assert(tf.reduce_all(rows_good), [message]))
-    return asserts
-
-
-def bad_record_line(error_message: str) -> str | None:
-    """The line a failed record check put in a TensorFlow error (`FILE: record N: FEATURE
-    holds VALUE, outside [0, LIMIT): ...`), or None for any other error.
-
-    Example:
-    >>> bad_record_line("Graph execution error: ... assertion failed: [records check: "
-    ...                 "r.tfrecord: record 7: masked_lm_positions holds 200, outside [0, 128): "
-    ...                 "max_seq_length]\\n\\t [[{{node Assert}}]]")
-    'r.tfrecord: record 7: masked_lm_positions holds 200, outside [0, 128): max_seq_length'
-    """
-    match = re.search(re.escape(_CHECK_PREFIX) + r"(.*?)\](?:\n|$)", error_message)
-    return match.group(1) if match else None
-
-
 def _parse_batch(batch, lengths: dict[str, int], limits=()) -> dict[str, tf.Tensor]:
     """Parses a batch of `(file names, record indices, serialized records)`; checks the values
-    of `limits` (`_check_values`)."""
+    of `limits` (`check_values`)."""
     names, indices, serialized = batch
     spec = {
         name: tf.io.FixedLenFeature([length], tf.as_dtype(record_format.BY_NAME[name].dtype))
         for name, length in lengths.items()
     }
     features = tf.io.parse_example(serialized, spec)
-    with tf.control_dependencies(_check_values(features, names, indices, limits)):
+    with tf.control_dependencies(check_values(features, names, indices, limits)):
         return {
             name: tf.identity(value) if value.dtype == tf.float32 else tf.cast(value, tf.int32)
             for name, value in features.items()
@@ -231,8 +125,8 @@ def read_pretraining_records(
     files = _list_files(file_pattern)
     masking = _masking_settings(files, dynamic_masking)
     lengths = record_format.feature_lengths(max_seq_length, max_predictions_per_seq)
-    _check_first_records(files, lengths)
-    limits = _value_limits(lengths, recorded_vocabulary_size(files))
+    check_first_records(files, lengths)
+    limits = value_limits(lengths, recorded_vocabulary_size(files))
     if start_step is not None:
         if seed is None:
             raise ValueError("start_step needs a seed (the batches are a function of both)")
@@ -336,7 +230,7 @@ def _serialized_batches(
 ) -> tf.data.Dataset:
     """Batches of `(file name, record index in it, serialized record)`: files (shuffled with
     `shuffle_seed`, else in order) -> parallel interleave -> example shuffle -> repeat ->
-    batch. The name and index ride along for the record checks' messages (`_check_values`)."""
+    batch. The name and index ride along for the record checks' messages (`check_values`)."""
 
     def records(name):
         return (
