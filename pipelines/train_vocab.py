@@ -25,10 +25,8 @@ an uncased vocabulary from its pieces, and the summary records `lower_case` too.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import io
 import itertools
-import os
 import sys
 import time
 from collections.abc import Iterable, Iterator
@@ -36,13 +34,13 @@ from collections.abc import Iterable, Iterator
 import numpy as np
 import sentencepiece as spm
 
-from albert_keras_contracts import atomic_write
 from albert_keras_contracts.output_folder import check_apart, check_new_file, os_error_line
 from albert_keras_contracts.special_tokens import SPECIAL_PIECES
 from albert_keras_contracts.text_normalization import preprocess_texts
 from pipelines.documents import INPUT_FORMATS, iter_file_documents, list_input_files
 from pipelines.read_stats import ReadStats
 from pipelines.sentencepiece_proto import sentencepiece_model_pb2
+from pipelines.vocab_files import write_json_atomically, write_vocab_files
 
 USER_DEFINED_SYMBOLS = ["(", ")", '"', "-", ".", "\u2013", "\u00a3", "\u20ac"]
 
@@ -107,19 +105,27 @@ def train_vocab(
     )
     sample, counts, stats = _read_sample(files, file_patterns, input_format, lower_case,
                                          input_sentence_size, seed, verbose)  # fmt: skip
-    # SentencePiece hands the model back instead of writing it: both files are written here,
+    # SentencePiece hands the model back instead of writing it: `write_vocab_files` writes both,
     # atomically, so a failed write is an OSError naming the file (a full disk, no permission).
     model = _train(sample, file_patterns, vocab_size, character_coverage, hard_vocab_limit,
                    num_threads, trainer_log)  # fmt: skip
     model.trainer_spec.model_prefix = output_prefix  # the final name: a rerun is byte-identical
     special_ids = _special_ids(model.SerializeToString(), f"{output_prefix}.model")
-    made = _make_folders(os.path.dirname(os.path.abspath(output_prefix)))
-    try:
-        _write_outputs(output_prefix, model)
-    except BaseException:
-        _remove_if_empty(made)  # a full disk, Ctrl-C: no empty folder of ours is left
-        raise
-    summary = {
+    write_vocab_files(output_prefix, model)
+    summary = _summary(
+        output_prefix, special_ids, len(sample), counts, stats, lower_case=lower_case,
+        input_format=input_format, input_sentence_size=input_sentence_size, seed=seed, start=start,
+    )  # fmt: skip
+    write_json_atomically(f"{output_prefix}.summary.json", summary)
+    return summary
+
+
+def _summary(output_prefix: str, special_ids: dict, sentences_trained_on: int, counts: dict,
+             stats: ReadStats, *, lower_case: bool, input_format: str, input_sentence_size: int,
+             seed: int, start: float) -> dict:  # fmt: skip
+    """What `train_vocab` wrote and read, and with which settings (its `.summary.json`);
+    `start`: its `time.monotonic()` when it started."""
+    return {
         "model": f"{output_prefix}.model",
         "vocab": f"{output_prefix}.vocab",
         "vocab_size": spm.SentencePieceProcessor(model_file=f"{output_prefix}.model").vocab_size(),
@@ -132,14 +138,12 @@ def train_vocab(
         "user_defined_symbols": USER_DEFINED_SYMBOLS,
         "sentences_read": counts["sentences_read"],
         "sentences_too_long": counts["too_long"],
-        "sentences_trained_on": len(sample),
+        "sentences_trained_on": sentences_trained_on,
         "input_sentence_size": input_sentence_size,
         "seed": seed,
         "seconds": round(time.monotonic() - start, 2),
         "read": stats.to_dict(),
     }
-    _write_json_atomically(f"{output_prefix}.summary.json", summary)
-    return summary
 
 
 def _read_sample(files, file_patterns, input_format, lower_case, input_sentence_size, seed,
@@ -250,57 +254,6 @@ def _train(
     return sentencepiece_model_pb2.ModelProto.FromString(model_bytes.getvalue())
 
 
-def _write_outputs(output_prefix: str, model) -> None:
-    """`PREFIX.model` and `PREFIX.vocab` (SentencePiece's layout: piece, tab, score), both
-    under temporary names first and renamed together; an OSError names the final file."""
-    model_path, vocab_path = f"{output_prefix}.model", f"{output_prefix}.vocab"
-    # `{score:g}` is C++'s `ostream << float` (6 significant digits), as spm_train writes it.
-    vocab = "".join(f"{piece.piece}\t{piece.score:g}\n" for piece in model.pieces)
-    try:
-        with (
-            atomic_write.atomic_path(model_path) as temporary_model,
-            atomic_write.atomic_path(vocab_path) as temporary_vocab,
-        ):
-            _write_file(temporary_model, model_path, model.SerializeToString())
-            _write_file(temporary_vocab, vocab_path, vocab.encode("utf-8"))
-    except OSError as error:
-        if error.filename not in (model_path, vocab_path):  # a rename, or the folder
-            raise OSError(error.errno, error.strerror, model_path) from None
-        raise
-
-
-def _make_folders(folder: str) -> list[str]:
-    """Makes `folder` and its missing parents; returns those made, the outermost first
-    (`os.makedirs` does not say which it made)."""
-    missing = []
-    while folder and not os.path.isdir(folder):
-        missing.append(folder)
-        parent = os.path.dirname(folder)
-        if parent == folder:
-            break
-        folder = parent
-    missing.reverse()
-    for path in missing:
-        with contextlib.suppress(FileExistsError):
-            os.mkdir(path)
-    return missing
-
-
-def _remove_if_empty(folders: list[str]) -> None:
-    """Removes `folders` (as `_make_folders` returned them) that are empty, innermost first."""
-    for path in reversed(folders):
-        with contextlib.suppress(OSError):
-            os.rmdir(path)
-
-
-def _write_file(temporary: str, final: str, data: bytes) -> None:
-    try:
-        with open(temporary, "wb") as file:
-            file.write(data)
-    except OSError as error:  # a failed write() names no file: name the one we make
-        raise OSError(error.errno, error.strerror, final) from None
-
-
 def _iter_sentences(
     documents: Iterator[list[str]], lower_case: bool, counts: dict, verbose: bool
 ) -> Iterator[str]:
@@ -325,13 +278,6 @@ def _iter_all_documents(
 ) -> Iterator[list[str]]:
     for path in files:
         yield from iter_file_documents(path, input_format, stats=stats)
-
-
-def _write_json_atomically(path: str, data: dict) -> None:
-    try:
-        atomic_write.write_json(path, data, indent=1, ensure_ascii=False)
-    except OSError as error:  # named by its final name, not the temporary one
-        raise OSError(error.errno, error.strerror, path) from None
 
 
 def output_files(output_prefix: str) -> list[str]:
