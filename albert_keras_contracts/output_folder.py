@@ -39,8 +39,6 @@ import datetime
 import fcntl
 import json
 import os
-import re
-import shutil
 import socket
 import time
 from collections.abc import Iterable, Mapping
@@ -63,70 +61,18 @@ from albert_keras_contracts.output_checks import (  # noqa: F401
     os_error_line,
 )
 
+# The manifest's schema and entries live in `output_manifest`.
+from albert_keras_contracts.output_manifest import (
+    TOKENS_KEPT,
+    first_difference,
+    holds_a_file,
+    is_own_name,
+    read_manifest,
+    remove_entry,
+)
+
 # A lock taken before refusing "in use": another starter's own probe may hold it that long.
 _LOCK_TRIES, _LOCK_WAIT_SECONDS = 5, 0.02
-
-
-def _is_own_name(name: str) -> bool:
-    """Names that never count as a user's files: the manifest and locks (`.albert-keras*.lock`,
-    several when a command locks per task). Not temporaries: in a folder without a manifest no
-    run's token is known, so a name like `.notes.tmp-123.txt` is a user's."""
-    return name == MANIFEST or _is_lock_name(name)
-
-
-def _is_lock_name(name: str) -> bool:
-    return name.startswith(".albert-keras") and name.endswith(".lock")
-
-
-# The manifest's keys and their types, checked before anything is done with it. `created` may
-# be null in a manifest that an earlier version wrote when it adopted a pre-manifest run.
-_REQUIRED = {
-    "command": (str,),
-    "arguments": (dict,),
-    "inputs": (dict,),
-    "created": (str, type(None)),
-    "files": (list,),
-}
-_OPTIONAL = {"updated": (str, type(None)), "temporary_tokens": (list,)}
-_TOKEN = re.compile(r"[0-9a-f]{16}")
-# Tokens kept in a manifest: the runs whose killed temporaries may still lie in the folder.
-_TOKENS_KEPT = 32
-
-
-def _manifest_problem(data) -> str | None:
-    """What makes `data` (a parsed manifest) not one of ours, or None."""
-    if not isinstance(data, dict):
-        return f"a JSON {type(data).__name__}, not an object"
-    for key, types in {**_REQUIRED, **_OPTIONAL}.items():
-        if key not in data:
-            if key in _REQUIRED:
-                return f"no {key!r}"
-            continue
-        if not isinstance(data[key], types):
-            return f"{key!r} is a JSON {type(data[key]).__name__}"
-    if not data["command"]:
-        return "an empty 'command'"
-    for name in data["files"]:
-        problem = _entry_problem(name)
-        if problem:
-            return problem
-    for token in data.get("temporary_tokens", []):
-        if not isinstance(token, str) or not _TOKEN.fullmatch(token):
-            return f"temporary token {token!r} is not one albert-keras draws"
-    return None
-
-
-def _entry_problem(name) -> str | None:
-    """Why `name`, an entry of a manifest's `files`, is not one plain name inside the folder
-    (`claim` records top-level names only), or None. Checked before `--overwrite` removes it:
-    `..`, an absolute path, `.` or "" would remove what lies outside or the whole folder."""
-    if not isinstance(name, str):
-        return f"entry {name!r} is not a name"
-    if name in ("", ".", "..") or "/" in name or os.sep in name or "\0" in name:
-        return f"entry {name!r} is not a name inside the folder"
-    if name == MANIFEST or _is_lock_name(name):
-        return f"entry {name!r} is the folder's own bookkeeping"
-    return None
 
 
 def _now() -> str:
@@ -136,15 +82,6 @@ def _now() -> str:
 def _jsonable(value):
     """`value` as JSON keeps it (tuples as lists, paths as strings), for comparing arguments."""
     return json.loads(json.dumps(value, default=str))
-
-
-def _first_difference(before: Mapping, now: Mapping, ignore: Iterable[str]) -> str | None:
-    for key in sorted(set(before) | set(now)):
-        if key in ignore:
-            continue
-        if before.get(key) != now.get(key):
-            return f"{key}: {before.get(key)!r} before, {now.get(key)!r} now"
-    return None
 
 
 class OutputFolder:
@@ -219,7 +156,7 @@ class OutputFolder:
         if os.path.exists(self.path) and not os.path.isdir(self.path):
             raise OutputFolderError(f"{self.path} is a file, not a folder: choose a folder")
         self._refuse_if_in_use()  # first: a live run is what a user must hear about
-        previous = self._read_manifest()
+        previous = read_manifest(self.path)
         if previous is None:
             self._refuse_foreign_files()
         else:
@@ -229,7 +166,7 @@ class OutputFolder:
             os.makedirs(self.path, exist_ok=True)
             self._take_lock()
             # Checked again under the lock: another run may have claimed the folder meanwhile.
-            previous = self._read_manifest()
+            previous = read_manifest(self.path)
             if previous is None:
                 self._refuse_foreign_files()
             else:
@@ -262,29 +199,10 @@ class OutputFolder:
             with contextlib.suppress(OSError):
                 self.discard_if_unused()
 
-    def _read_manifest(self) -> dict | None:
-        """The folder's manifest, checked against its schema (`_manifest_problem`), or None."""
-        manifest = os.path.join(self.path, MANIFEST)
-        if not os.path.lexists(manifest):
-            return None
-        try:
-            if not os.path.isfile(manifest) or os.path.islink(manifest):
-                raise ValueError("not a regular file")
-            with open(manifest, encoding="utf-8") as file:
-                data = json.load(file)
-            problem = _manifest_problem(data)
-            if problem:
-                raise ValueError(problem)
-        except (OSError, ValueError) as error:
-            raise OutputFolderError(
-                f"{manifest}: not an albert-keras manifest ({error}): choose another folder"
-            ) from None
-        return data
-
     def _refuse_foreign_files(self) -> None:
         if not os.path.isdir(self.path):
             return
-        foreign = sorted(name for name in os.listdir(self.path) if not _is_own_name(name))
+        foreign = sorted(name for name in os.listdir(self.path) if not is_own_name(name))
         if foreign:
             shown = ", ".join(foreign[:3]) + (
                 f" and {len(foreign) - 3} more" if foreign[3:] else ""
@@ -300,7 +218,7 @@ class OutputFolder:
                 f"{self.path} holds the output of `{previous['command']}`, not of "
                 f"`{self.command}`: choose another folder"
             )
-        difference = _first_difference(
+        difference = first_difference(
             previous.get("arguments", {}), self.arguments, self.ignore_arguments
         )
         if difference is not None and not self.overwrite:
@@ -312,13 +230,13 @@ class OutputFolder:
 
     def _start_manifest(self, previous: dict | None) -> None:
         same = previous is not None and (
-            _first_difference(previous.get("arguments", {}), self.arguments, self.ignore_arguments)
+            first_difference(previous.get("arguments", {}), self.arguments, self.ignore_arguments)
             is None
         )
         self._previous_files = None if previous is None else list(previous["files"])
         if previous is not None and not same:  # overwrite: the checks above allowed it
-            for name in previous["files"]:  # each one plain name (`_read_manifest` checked)
-                _remove_entry(self.path, name)
+            for name in previous["files"]:  # each one plain name (`read_manifest` checked)
+                remove_entry(self.path, name)
         tokens = [t for t in (previous or {}).get("temporary_tokens", []) if t != _token()]
         self.resumed = same
         self._manifest = {
@@ -329,7 +247,7 @@ class OutputFolder:
             "updated": _now(),
             "files": list(previous["files"]) if same else [],
             # This run's temporaries' token, recorded before it writes one (`atomic_write`).
-            "temporary_tokens": [*tokens, _token()][-_TOKENS_KEPT:],
+            "temporary_tokens": [*tokens, _token()][-TOKENS_KEPT:],
         }
         self._write_manifest()
 
@@ -421,13 +339,13 @@ class OutputFolder:
         if self._manifest is None or is_remote(self.path) or self.resumed:
             return False
         claimed = self._manifest["files"]
-        kept = [n for n in claimed if n not in self.rewritten and _holds_a_file(self.path, n)]
+        kept = [n for n in claimed if n not in self.rewritten and holds_a_file(self.path, n)]
         if kept:
             return False
         for name in claimed:
-            _remove_entry(self.path, name)
+            remove_entry(self.path, name)
         with contextlib.suppress(OSError):
-            rest = [n for n in os.listdir(self.path) if not _is_own_name(n)]
+            rest = [n for n in os.listdir(self.path) if not is_own_name(n)]
             if not rest or self._previous_files is None:
                 os.remove(os.path.join(self.path, MANIFEST))
         if self._made_folder:
@@ -458,27 +376,6 @@ class OutputFolder:
     def owns(self, name: str) -> bool:
         """Whether the top-level entry `name` is recorded as written by this command."""
         return self._manifest is not None and name.split(os.sep)[0] in self._manifest["files"]
-
-
-def _remove_entry(folder: str, name: str) -> None:
-    """Removes the entry `name` (one plain name: `_entry_problem` passed it) of `folder`; a link
-    is removed itself, never followed, and `shutil.rmtree` follows none inside a folder."""
-    if _entry_problem(name):
-        raise ValueError(f"{name!r} is not a name inside {folder}")
-    path = os.path.join(folder, name)
-    if os.path.islink(path) or not os.path.isdir(path):
-        with contextlib.suppress(FileNotFoundError):
-            os.remove(path)
-    else:
-        shutil.rmtree(path, ignore_errors=True)
-
-
-def _holds_a_file(folder: str, name: str) -> bool:
-    """Whether the entry `name` of `folder` exists and is more than (a tree of) empty folders."""
-    path = os.path.join(folder, name)
-    if os.path.islink(path) or not os.path.isdir(path):
-        return os.path.lexists(path)
-    return any(files for _, _, files in os.walk(path))
 
 
 def _token() -> str:

@@ -54,7 +54,6 @@ KERAS_BASE_NAMES = {"Layer", "Model", "Callback", "Optimizer", "Loss", "Learning
 # Grown past the limits in the round of issues 42-47 (to be split next round, then removed).
 MODULES_OVER_LIMIT = {
     "albert_keras/jobs/finetune_glue_job.py": 439,
-    "albert_keras_contracts/output_folder.py": 485,
 }
 
 FUNCTIONS_OVER_LIMIT = {
