@@ -34,11 +34,14 @@ from albert_keras.glue.glue_encoder import GlueEncoder
 from albert_keras.glue.glue_evaluation import GlueEvaluation
 from albert_keras.glue.glue_metrics import glue_metrics
 from albert_keras.glue.glue_task import GlueTask
-from albert_keras.glue.glue_tasks import get_glue_task
 from albert_keras.glue.submission import write_submission
-from albert_keras.glue.tfds_reader import read_glue_tfds
-from albert_keras.glue.tsv_reader import read_glue_tsv
-from albert_keras.glue.user_files import read_user_file, user_task
+from albert_keras.jobs.glue_job_data import (
+    glue_reader,
+    predicted_splits,
+    task_labels,
+    trainable_task,
+    user_files_task,
+)
 from albert_keras.jobs.job_run import JobRun
 from albert_keras.models import AlbertClassifier
 from albert_keras.optimizers import AdamWeightDecay, WarmupLinearDecay
@@ -116,9 +119,9 @@ class _FinetuneGlue(JobRun):
         """The task's splits, the backbone (loaded in the strategy) and its encoder."""
         s = self.settings
         if s.train_file is not None:  # the user's own files, their labels found in train_file
-            self.task, self.read = _user_files(s)
+            self.task, self.read = user_files_task(s)
         else:
-            self.task, self.read = _trainable_task(s.task), _reader(s.source, s.glue_dir)
+            self.task, self.read = trainable_task(s.task), glue_reader(s.source, s.glue_dir)
         task = self.task
         check_outside("--model", s.init_from, s.output_dir)
         self.hyperparameters = hyperparameters = _hyperparameters(task, s)
@@ -135,7 +138,7 @@ class _FinetuneGlue(JobRun):
             data = {"files": {split: layout.file for split, layout in task.splits.items()},
                     "text_column": s.text_column, "text_pair_column": s.text_pair_column,
                     "label_column": s.label_column, "task_type": s.task_type,
-                    "labels": _labels(task)}  # fmt: skip
+                    "labels": task_labels(task)}  # fmt: skip
         else:
             data = {"source": s.source, "glue_dir": None if s.glue_dir is None else str(s.glue_dir)}
         return {"task": task.name, "model": self.model_name, "spm_model": str(spm_path),
@@ -184,7 +187,7 @@ class _FinetuneGlue(JobRun):
             "spm_model": str(self.spm_path),
             "train_examples": len(self.train),
             # The user's files' labels, as class ids 0, 1, ... (GLUE's tasks: their own lists).
-            **({"labels": _labels(self.task)} if self.settings.train_file is not None else {}),
+            **({"labels": task_labels(self.task)} if self.settings.train_file is not None else {}),
             "distribution": strategies.describe(self.distribution),
             "wall_seconds": round(time.time() - self.started, 1),
         }
@@ -257,7 +260,7 @@ def _predict_and_write(folder, classifier, task, read, encoder, devs, dev_inputs
             write_submission(path, task, dev.index, predictions)
         files["dev_predictions"].append(f"dev_predictions/{stem}.tsv")
     skipped = []
-    for split, stem, predicted_task in _test_splits(task):
+    for split, stem, predicted_task in predicted_splits(task):
         try:
             test = read(predicted_task, split)
         except FileNotFoundError as error:  # GLUE_DIR without test files: dev only
@@ -342,64 +345,6 @@ def _copy(model: keras.Model, policy: str) -> keras.Model:
     return copy
 
 
-def _trainable_task(name: str | GlueTask) -> GlueTask:
-    task = get_glue_task(name)
-    if not task.trainable:
-        raise ValueError(
-            f"{task.name} is prediction-only: fine-tune MNLI, which also writes "
-            "submission/AX.tsv when GLUE_DIR/diagnostic/diagnostic.tsv exists"
-        )
-    return task
-
-
-def _reader(source: str, glue_dir):
-    """`read(task, split)` from GLUE's files (`"tsv"`) or `tensorflow_datasets` (`"tfds"`);
-    `FinetuneGlueSettings` has checked `source`, and that `"tsv"` has a `glue_dir`."""
-    if source == "tfds":
-        return lambda task, split: read_glue_tfds(task, split, data_dir=glue_dir)
-    if not pathlib.Path(glue_dir).is_dir():
-        raise FileNotFoundError(f"{glue_dir}: --glue_dir not found")
-    return lambda task, split: read_glue_tsv(glue_dir, task, split)
-
-
-def _user_files(s: FinetuneGlueSettings):
-    """`(task, read)` for `--train_file`: the task of the user's files (its labels discovered in
-    the training file, read here once) and `read(task, split)` of its files; one without a
-    file (no `--test_file`) is a FileNotFoundError, as a GLUE folder without test files."""
-    columns = {"text_column": s.text_column, "text_pair_column": s.text_pair_column,
-               "task_type": s.task_type}  # fmt: skip
-    train = read_user_file(s.train_file, label_column=s.label_column, split="train", **columns)
-    files = {"train": s.train_file, "dev": s.validation_file}
-    if s.test_file is not None:
-        files["test"] = s.test_file
-    task = user_task(
-        train.label_names, files=files, text_column=s.text_column,
-        text_pair_column=s.text_pair_column, label_column=s.label_column,
-        train_examples=len(train),
-    )  # fmt: skip
-
-    def read(task, split):
-        if split == "train":
-            return train
-        if split not in files:
-            raise FileNotFoundError(f"no --{split}_file given")
-        label_column = None if split == "test" else s.label_column
-        return read_user_file(files[split], label_column=label_column, label_names=task.labels,
-                              split=split, **columns)  # fmt: skip
-
-    return task, read
-
-
-def _test_splits(task: GlueTask):
-    """(split, submission stem, task) for each test file to predict, AX included for MNLI."""
-    for split, stem in task.test_splits.items():
-        yield split, stem, task
-    if task.diagnostic:
-        diagnostic = get_glue_task(task.diagnostic)
-        for split, stem in diagnostic.test_splits.items():
-            yield split, stem, diagnostic
-
-
 def _check_compatible(backbone, encoder: GlueEncoder, max_seq_length: int, spm_path) -> None:
     config = backbone.get_config()
     if encoder.vocabulary_size > config["vocabulary_size"]:
@@ -412,10 +357,6 @@ def _check_compatible(backbone, encoder: GlueEncoder, max_seq_length: int, spm_p
             f"--max_seq_length {max_seq_length} exceeds the model's "
             f"{config['max_sequence_length']} positions"
         )
-
-
-def _labels(task: GlueTask) -> list[str] | None:
-    return None if task.labels is None else list(task.labels)
 
 
 def _finite(value: float) -> float:

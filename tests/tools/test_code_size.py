@@ -53,7 +53,6 @@ KERAS_BASE_NAMES = {"Layer", "Model", "Callback", "Optimizer", "Loss", "Learning
 
 # Grown past the limits in the round of issues 42-47 (to be split next round, then removed).
 MODULES_OVER_LIMIT = {
-    "albert_keras/jobs/finetune_glue_job.py": 439,
 }
 
 FUNCTIONS_OVER_LIMIT = {
