@@ -58,34 +58,12 @@ def export_token_classifier(
     preprocessor = preprocessor or model.preprocessor
     if preprocessor is None or model.labels is None:
         raise ValueError("export needs the tagger's preprocessor and labels (as fine-tuned)")
-    tokenizer, length = preprocessor.tokenizer, preprocessor.sequence_length
     labels = tf.constant(model.labels)
 
     def tag(text):
         words, byte_starts, byte_ends = tf_text.WhitespaceTokenizer().tokenize_with_offsets(text)
-        pieces = tokenizer(words.flat_values)  # (words, pieces)
-        # A word with no piece (a lone accent) is one <unk>, as `encode_words` makes it.
-        empty = tf.cast(pieces.row_lengths() == 0, tf.int64)
-        unk = tf.fill([tf.reduce_sum(empty)], tf.cast(tokenizer.unk_token_id, pieces.dtype))
-        pieces = tf.concat([pieces, tf.RaggedTensor.from_row_lengths(unk, empty)], axis=1)
-        sizes = pieces.row_lengths()
-        # Each word's first piece: 1 ([CLS]) + the pieces of the words before it, in its text.
-        before = tf.concat([[0], tf.cumsum(sizes)], axis=0)
-        row_of_word = words.value_rowids()
-        first = 1 + before[:-1] - tf.gather(before, tf.gather(words.row_starts(), row_of_word))
-        fits = first + sizes <= length - 1  # [CLS] pieces [SEP]
-        by_text = tf.RaggedTensor.from_row_splits(pieces, words.row_splits).merge_dims(1, 2)
-        inputs = preprocessor.pack(by_text[:, : length - 2])
-        logits = model(inputs, training=False)
-        where = tf.stack([row_of_word, tf.minimum(first, length - 1)], axis=1)
-        ids = tf.argmax(tf.gather_nd(logits, where), axis=-1)
-        tags = tf.where(fits, tf.gather(labels, ids), "")
-        texts = tf.gather(text, row_of_word)
-
-        def chars(byte_offsets):  # UTF-8 bytes -> characters, as Python's offsets
-            ends = tf.cast(byte_offsets.flat_values, tf.int32)
-            prefix = tf.strings.substr(texts, tf.zeros_like(ends), ends)
-            return tf.cast(tf.strings.length(prefix, unit="UTF8_CHAR"), tf.int64)
+        tags = _word_tags(model, preprocessor, labels, words)
+        texts = tf.gather(text, words.value_rowids())  # each word's text
 
         def padded(values, default):
             return words.with_flat_values(values).to_tensor(default_value=default)
@@ -93,8 +71,8 @@ def export_token_classifier(
         return {
             "words": padded(words.flat_values, ""),
             "tags": padded(tags, ""),
-            "starts": padded(chars(byte_starts), -1),
-            "ends": padded(chars(byte_ends), -1),
+            "starts": padded(_characters(texts, byte_starts), -1),
+            "ends": padded(_characters(texts, byte_ends), -1),
         }
 
     archive = keras.export.ExportArchive()
@@ -103,6 +81,41 @@ def export_token_classifier(
     archive.add_endpoint("serving_default", tag, input_signature=[TEXT])
     write_archive(archive, output_dir, arguments, overwrite=overwrite)
     return {"serving_default": ["words", "tags", "starts", "ends"]}
+
+
+def _word_tags(model, preprocessor, labels, words: tf.RaggedTensor) -> tf.Tensor:
+    """The tag of each word of `words` (texts, words), flat: the label of its first piece, or
+    `""` for a word whose pieces pass the sequence length. Words are encoded one by one."""
+    tokenizer, length = preprocessor.tokenizer, preprocessor.sequence_length
+    pieces = _word_pieces(tokenizer, words.flat_values)  # (words, pieces)
+    sizes = pieces.row_lengths()
+    # Each word's first piece: 1 ([CLS]) + the pieces of the words before it, in its text.
+    before = tf.concat([[0], tf.cumsum(sizes)], axis=0)
+    row_of_word = words.value_rowids()
+    first = 1 + before[:-1] - tf.gather(before, tf.gather(words.row_starts(), row_of_word))
+    fits = first + sizes <= length - 1  # [CLS] pieces [SEP]
+    by_text = tf.RaggedTensor.from_row_splits(pieces, words.row_splits).merge_dims(1, 2)
+    inputs = preprocessor.pack(by_text[:, : length - 2])
+    logits = model(inputs, training=False)
+    where = tf.stack([row_of_word, tf.minimum(first, length - 1)], axis=1)
+    ids = tf.argmax(tf.gather_nd(logits, where), axis=-1)
+    return tf.where(fits, tf.gather(labels, ids), "")
+
+
+def _word_pieces(tokenizer, words: tf.Tensor) -> tf.RaggedTensor:
+    """The pieces of each of `words` (words, pieces); a word with no piece (a lone accent) is
+    one <unk>, as `encode_words` makes it."""
+    pieces = tokenizer(words)
+    empty = tf.cast(pieces.row_lengths() == 0, tf.int64)
+    unk = tf.fill([tf.reduce_sum(empty)], tf.cast(tokenizer.unk_token_id, pieces.dtype))
+    return tf.concat([pieces, tf.RaggedTensor.from_row_lengths(unk, empty)], axis=1)
+
+
+def _characters(texts: tf.Tensor, byte_offsets: tf.RaggedTensor) -> tf.Tensor:
+    """UTF-8 byte offsets into `texts` (one text per offset) -> character offsets, as Python's."""
+    ends = tf.cast(byte_offsets.flat_values, tf.int32)
+    prefix = tf.strings.substr(texts, tf.zeros_like(ends), ends)
+    return tf.cast(tf.strings.length(prefix, unit="UTF8_CHAR"), tf.int64)
 
 
 def export_multiple_choice(
