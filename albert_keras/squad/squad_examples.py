@@ -199,23 +199,12 @@ def squad_examples_from_articles(
                 texts = tuple(_field(a, "text", source, where) for a in answers)
                 answer_text, answer_start = "", -1
                 if is_training and not is_impossible:
-                    if len(answers) != 1 and not (first_answer_only and answers):
-                        raise ValueError(
-                            f"{source}: {where} has {len(answers)} answers; training needs "
-                            "exactly 1 (or is_impossible: true)"
-                        )
-                    answer_text = texts[0]
-                    answer_start = int(_field(answers[0], "answer_start", source, where))
-                    if answer_start < 0:
-                        # Python's negative slicing would find the text from the end.
-                        raise ValueError(
-                            f"{source}: {where} has answer_start {answer_start}: a character "
-                            "offset into its context is never negative"
-                        )
-                    end = answer_start + len(answer_text)
-                    if not answer_text or context[answer_start:end] != answer_text:
+                    answer = _training_answer(answers, texts, context, source, where,
+                                              first_answer_only)  # fmt: skip
+                    if answer is None:
                         skip("answer text not at answer_start", qas_id)
                         continue
+                    answer_text, answer_start = answer
                 examples.append(
                     SquadExample(
                         qas_id=qas_id,
@@ -227,12 +216,45 @@ def squad_examples_from_articles(
                         answers=texts,
                     )
                 )
+    version = _file_version(version, any_impossible_key, first_impossible, source)
+    return SquadExamples(examples, version, source, skipped, skipped_ids)
+
+
+def _training_answer(answers: list, texts: tuple, context: str, source: str, where: str,
+                     first_answer_only: bool) -> tuple[str, int] | None:  # fmt: skip
+    """`(answer_text, answer_start)` of a training question: its one gold answer (the first of
+    several with `first_answer_only`), or None when that text is not at `answer_start` in
+    `context` (the question is skipped); an error naming the question when it has no answer,
+    several, or a negative `answer_start`."""
+    if len(answers) != 1 and not (first_answer_only and answers):
+        raise ValueError(
+            f"{source}: {where} has {len(answers)} answers; training needs "
+            "exactly 1 (or is_impossible: true)"
+        )
+    answer_text = texts[0]
+    answer_start = int(_field(answers[0], "answer_start", source, where))
+    if answer_start < 0:
+        # Python's negative slicing would find the text from the end.
+        raise ValueError(
+            f"{source}: {where} has answer_start {answer_start}: a character "
+            "offset into its context is never negative"
+        )
+    end = answer_start + len(answer_text)
+    if not answer_text or context[answer_start:end] != answer_text:
+        return None
+    return answer_text, answer_start
+
+
+def _file_version(version, any_impossible_key: bool, first_impossible: str | None,
+                  source: str) -> str:  # fmt: skip
+    """`"1.1"` or `"2.0"`: the file's `version`, or (None) v2.0 when any question has
+    `is_impossible`; a v1.1 file with an `is_impossible: true` question is refused."""
     if version is None:
         version = "2.0" if any_impossible_key else "1.1"
     version = "1.1" if str(version).lstrip("v").startswith("1.") else "2.0"
     if version == "1.1" and first_impossible is not None:
         _refuse_v1_impossible(source, first_impossible)
-    return SquadExamples(examples, version, source, skipped, skipped_ids)
+    return version
 
 
 def check_strict(examples: SquadExamples | None) -> None:
