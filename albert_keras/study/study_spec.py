@@ -243,8 +243,9 @@ def _cell(item, index: int, where: str) -> Cell:
 
 
 def _check(settings: dict, cells: list[Cell], where: str) -> None:
+    """Checks the spec whole: its cells' names, its numbers, its preset, each cell's settings
+    and backbone, then its tasks (in that order: the first mistake is the one reported)."""
     from albert_keras.models import AlbertBackbone
-    from albert_keras.training.precision import PRECISIONS
 
     if not cells:
         raise ValueError(f"{where}: no cells (give `cells`, or use table3 / table4 / table5)")
@@ -252,6 +253,22 @@ def _check(settings: dict, cells: list[Cell], where: str) -> None:
     twice = sorted({f for f in folders if folders.count(f) > 1})
     if twice:
         raise ValueError(f"{where}: cell name(s) used twice: {', '.join(twice)}")
+    _check_numbers(settings, where)
+    preset = settings["preset"]
+    if preset not in AlbertBackbone.presets:
+        raise ValueError(
+            f"{where}: preset {preset!r} is unknown; choose one of "
+            f"{', '.join(sorted(AlbertBackbone.presets))}"
+        )
+    known = set(AlbertBackbone.presets[preset])
+    for cell in cells:
+        _check_cell(cell, settings, known, where)
+    _check_tasks(settings, cells, where)
+
+
+def _check_numbers(settings: dict, where: str) -> None:
+    """The sizes and counts positive integers, the learning rates positive numbers, the seeds
+    distinct integers >= 0."""
     for name in ("steps", "batch_size", "max_seq_length", "max_predictions_per_seq",
                  "checkpoint_every", "dupe_factor", "finetune_steps", "finetune_batch_size",
                  "finetune_max_seq_length", "finetune_evaluations", "heldout_max_examples",
@@ -270,42 +287,46 @@ def _check(settings: dict, cells: list[Cell], where: str) -> None:
         or len(set(seeds)) != len(seeds)
     ):
         raise ValueError(f"{where}: seeds={seeds!r} must be a list of distinct integers >= 0")
-    preset = settings["preset"]
-    if preset not in AlbertBackbone.presets:
+
+
+def _check_cell(cell: Cell, settings: dict, known: set[str], where: str) -> None:
+    """One cell: its precision and sentence objective known, its backbone (the spec's with the
+    cell's over it) made of `known` arguments, a known sharing and room for max_seq_length."""
+    from albert_keras.training.precision import PRECISIONS
+
+    precision = cell.mixed_precision or settings["mixed_precision"]
+    if precision not in PRECISIONS:
         raise ValueError(
-            f"{where}: preset {preset!r} is unknown; choose one of "
-            f"{', '.join(sorted(AlbertBackbone.presets))}"
+            f"{where}: cell {cell.name}: mixed_precision={precision!r}; "
+            f"choose one of {', '.join(PRECISIONS)}"
         )
-    known = set(AlbertBackbone.presets[preset])
-    for cell in cells:
-        precision = cell.mixed_precision or settings["mixed_precision"]
-        if precision not in PRECISIONS:
-            raise ValueError(
-                f"{where}: cell {cell.name}: mixed_precision={precision!r}; "
-                f"choose one of {', '.join(PRECISIONS)}"
-            )
-        if cell.sentence_objective not in SENTENCE_OBJECTIVES:
-            raise ValueError(
-                f"{where}: cell {cell.name}: sentence_objective={cell.sentence_objective!r}; "
-                f"choose one of {', '.join(SENTENCE_OBJECTIVES)}"
-            )
-        config = {**settings["backbone"], **cell.backbone}
-        unknown = sorted(set(config) - known)
-        if unknown:
-            raise ValueError(
-                f"{where}: cell {cell.name}: backbone {', '.join(unknown)}: not a backbone "
-                f"argument; choose from {', '.join(sorted(known))}"
-            )
-        if config.get("sharing", "all") not in SHARING:
-            raise ValueError(
-                f"{where}: cell {cell.name}: sharing={config['sharing']!r}; "
-                f"choose one of {', '.join(SHARING)}"
-            )
-        if config.get("max_sequence_length", 512) < settings["max_seq_length"]:
-            raise ValueError(
-                f"{where}: cell {cell.name}: max_sequence_length="
-                f"{config['max_sequence_length']} < max_seq_length={settings['max_seq_length']}"
-            )
+    if cell.sentence_objective not in SENTENCE_OBJECTIVES:
+        raise ValueError(
+            f"{where}: cell {cell.name}: sentence_objective={cell.sentence_objective!r}; "
+            f"choose one of {', '.join(SENTENCE_OBJECTIVES)}"
+        )
+    config = {**settings["backbone"], **cell.backbone}
+    unknown = sorted(set(config) - known)
+    if unknown:
+        raise ValueError(
+            f"{where}: cell {cell.name}: backbone {', '.join(unknown)}: not a backbone "
+            f"argument; choose from {', '.join(sorted(known))}"
+        )
+    if config.get("sharing", "all") not in SHARING:
+        raise ValueError(
+            f"{where}: cell {cell.name}: sharing={config['sharing']!r}; "
+            f"choose one of {', '.join(SHARING)}"
+        )
+    if config.get("max_sequence_length", 512) < settings["max_seq_length"]:
+        raise ValueError(
+            f"{where}: cell {cell.name}: max_sequence_length="
+            f"{config['max_sequence_length']} < max_seq_length={settings['max_seq_length']}"
+        )
+
+
+def _check_tasks(settings: dict, cells: list[Cell], where: str) -> None:
+    """The GLUE tasks: a list of trainable task names, fine-tuned at a length every cell's
+    backbone holds."""
     tasks = settings["tasks"]
     if not isinstance(tasks, list):
         raise ValueError(f"{where}: tasks={tasks!r} must be a list of GLUE task names")  # noqa: TRY004
