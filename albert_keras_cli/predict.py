@@ -52,6 +52,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "Score a saved classifier on a GLUE dev file, or predict lines of text; answer the "
         "questions of a SQuAD file or of JSON lines with a saved question answerer."
     )
+    _add_input_arguments(parser)
+    _add_text_arguments(parser)
+    _add_question_answering_arguments(parser)
+
+
+def _add_input_arguments(parser: argparse.ArgumentParser) -> None:
+    """The model, what it predicts (a GLUE task's dev split or an input file) and the output."""
     parser.add_argument(
         "--model",
         required=True,
@@ -85,6 +92,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--overwrite", action="store_true", help="replace --output when it exists (refused else)"
     )
     parser.add_argument("--batch_size", type=int, default=32, help="examples per batch")
+
+
+def _add_text_arguments(parser: argparse.ArgumentParser) -> None:
+    """The text a model reads: the vocabulary and length of one saved without a preprocessor,
+    and whether one trained on an older text path's ids is accepted."""
     parser.add_argument(
         "--spm_model",
         help="for a model saved without a preprocessor (before finetune-glue/finetune-squad "
@@ -106,8 +118,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(  # the old name, hidden
         "--sequence_length", dest="max_seq_length", type=int, help=argparse.SUPPRESS
     )
-    # Question answering (a finetune-squad model): the window settings default to the model's
-    # own, saved from its fine-tuning, so contexts are cut as in training.
+
+
+def _add_question_answering_arguments(parser: argparse.ArgumentParser) -> None:
+    """A question answerer's (`finetune-squad`'s model) window and answer settings."""
+    # The window settings default to the model's own, saved from its fine-tuning, so contexts
+    # are cut as in training.
     parser.add_argument(
         "--doc_stride",
         type=int,
