@@ -437,6 +437,10 @@ def fit_ran_over(notebook) -> dict:
     return json.loads(line[len("fit runs over ") :])
 
 
+# The same two notebooks as test_both_notebooks_run_end_to_end (in make test), on the JAX
+# backend over 8 devices: two more kernels compiling for 8 devices, ~90 s on 2 cores. The
+# 8-device fit itself is also checked fast by tests/training/test_data_parallel.py.
+@pytest.mark.slow
 def test_both_notebooks_run_on_jax_over_8_devices(jax_runs):
     work = jax_runs["work"]
     eight = {"distribution": "DataParallel", "mesh": {"batch": 8}, "variable_devices": 8}
