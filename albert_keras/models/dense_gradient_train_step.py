@@ -40,11 +40,11 @@ class DenseGradientTrainStep:
 
     def train_step(self, *args):
         # *args: TensorFlow and torch pass (data,), JAX (state, data).
-        densify_applied_gradients(self.optimizer)
+        deduplicate_applied_gradients(self.optimizer)
         return super().train_step(*args)
 
 
-def densify_applied_gradients(optimizer) -> None:
+def deduplicate_applied_gradients(optimizer) -> None:
     """Makes `optimizer.apply_gradients` sum the repeated rows of `tf.IndexedSlices` first
     (TensorFlow only): what a dense gradient would give, row by row, without its size.
 
@@ -68,7 +68,7 @@ def densify_applied_gradients(optimizer) -> None:
         values = tf.math.unsorted_segment_sum(gradient.values, position, tf.shape(ids)[0])
         return tf.IndexedSlices(values, ids, gradient.dense_shape)
 
-    def dense_apply_gradients(grads_and_vars):
+    def deduplicated_apply_gradients(grads_and_vars):
         return apply_gradients(optimizer, [(summed_rows(g), v) for g, v in grads_and_vars])
 
-    optimizer.apply_gradients = dense_apply_gradients
+    optimizer.apply_gradients = deduplicated_apply_gradients
