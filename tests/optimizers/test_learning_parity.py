@@ -41,10 +41,6 @@ def argv(records, steps):
             "--intermediate_dim", "32", "--heldout_batches", "2"]  # fmt: skip
 
 
-def arguments(learning_parity, records, steps):
-    return learning_parity.parse_arguments(argv(records, steps))
-
-
 def check_parity(result, steps):
     zero = result["step_zero"]
     assert abs(zero["loss_ours"] - zero["loss_hf"]) < 1e-5
@@ -64,21 +60,30 @@ def check_parity(result, steps):
     assert abs(heldout["ours_mlm"] - heldout["hf_mlm"]) <= 1 / 30
 
 
-@pytest.mark.parametrize("optimizer", ["adam", "lamb"])
-def test_thirty_steps_in_parity(learning_parity, records, tmp_path, optimizer):
-    args = arguments(learning_parity, records, steps=30)
-    check_parity(learning_parity.train_side_by_side(args, optimizer, records, tmp_path), 30)
-
-
-def test_the_command_prints_its_command_line_and_its_table(
-    learning_parity, records, tmp_path, capsys
+@pytest.mark.parametrize(
+    "optimizer, other, learning_rate", [("adam", "lamb", "0.001"), ("lamb", "adam", "0.01")]
+)
+def test_thirty_steps_in_parity_and_the_command_prints_them(
+    learning_parity, records, tmp_path, capsys, monkeypatch, optimizer, other, learning_rate
 ):
-    command = [*argv(records, 2), "--optimizer", "adam", "--workdir", str(tmp_path)]
+    """The command run with `--optimizer`: the result it prints is in parity, and it prints
+    its command line and its table for that optimizer only (one run checks both: each run
+    builds both models and traces our train step)."""
+    results, print_result = [], learning_parity.print_result
+
+    def kept_and_printed(result):
+        results.append(result)
+        print_result(result)
+
+    monkeypatch.setattr(learning_parity, "print_result", kept_and_printed)
+    command = [*argv(records, 30), "--optimizer", optimizer, "--workdir", str(tmp_path)]
     assert learning_parity.main(command) == 0
+    assert [result["optimizer"] for result in results] == [optimizer]
+    check_parity(results[0], 30)
     out = capsys.readouterr().out
     assert out.startswith("$ python ") and "--vocabulary_size 100" in out.splitlines()[0]
-    assert "== adam (learning rate 0.001)" in out and "== lamb" not in out
-    assert "step 0: loss ours" in out and "largest training-loss difference over 2 steps" in out
+    assert f"== {optimizer} (learning rate {learning_rate})" in out and f"== {other}" not in out
+    assert "step 0: loss ours" in out and "largest training-loss difference over 30 steps" in out
 
 
 @pytest.mark.parametrize(
