@@ -81,11 +81,25 @@ def classifier(vocabulary):
     return AlbertClassifier(backbone, num_classes=3, dropout=0.1, preprocessor=preprocessor)
 
 
-def encoded_logits(classifier, vocabulary, first, second=None):
-    """The model on the same text encoded by the GLUE encoder (token ids in)."""
+@pytest.fixture(scope="module")
+def expected(classifier, vocabulary):
+    """The model's logits on FIRST and on (FIRST, SECOND) encoded by the GLUE encoder (token ids
+    in): `{"single", "pairs"}`, computed once for the tests comparing the text paths with them."""
     encoder = GlueEncoder(vocabulary, sequence_length=LENGTH)
-    inputs = encoder(tf.constant(first), None if second is None else tf.constant(second))
-    return classifier.predict({k: v.numpy() for k, v in inputs.items()}, verbose=0)
+    single = encoder(tf.constant(FIRST))
+    pairs = encoder(tf.constant(FIRST), tf.constant(SECOND))
+    return {
+        name: classifier.predict({k: v.numpy() for k, v in inputs.items()}, verbose=0)
+        for name, inputs in (("single", single), ("pairs", pairs))
+    }
+
+
+@pytest.fixture(scope="module")
+def saved_path(classifier, tmp_path_factory):
+    """The classifier saved once as .keras (restored by one test, exported by another)."""
+    path = tmp_path_factory.mktemp("saved") / "classifier.keras"
+    classifier.save(path)
+    return path
 
 
 def softmax(logits):
@@ -94,19 +108,18 @@ def softmax(logits):
 
 
 def test_strings_equal_glue_encoded_ids_before_and_after_keras_save(
-    classifier, vocabulary, tmp_path
+    classifier, expected, saved_path
 ):
-    expected_single = encoded_logits(classifier, vocabulary, FIRST)
-    expected_pairs = encoded_logits(classifier, vocabulary, FIRST, SECOND)
+    """Strings, pairs (split into batches, or a dataset of pairs) give the logits of the GLUE
+    encoder's ids, and so does the model restored from .keras, its vocabulary inside it."""
+    expected_single, expected_pairs = expected["single"], expected["pairs"]
     np.testing.assert_allclose(classifier.predict(FIRST, verbose=0), expected_single, atol=1e-6)
     pairs = classifier.predict((FIRST, SECOND), batch_size=3, verbose=0)
     np.testing.assert_allclose(pairs, expected_pairs, atol=1e-6)
     pairs_dataset = tf.data.Dataset.from_tensor_slices((FIRST, SECOND)).batch(2)
     np.testing.assert_allclose(classifier.predict(pairs_dataset, verbose=0), pairs, atol=1e-6)
 
-    path = tmp_path / "classifier.keras"
-    classifier.save(path)
-    restored = keras.saving.load_model(path)
+    restored = keras.saving.load_model(saved_path)
     assert isinstance(restored.preprocessor, AlbertPreprocessor)
     assert restored.preprocessor.tokenizer.proto == classifier.preprocessor.tokenizer.proto
     np.testing.assert_allclose(restored.predict(FIRST, verbose=0), expected_single, atol=1e-6)
@@ -136,11 +149,10 @@ def test_fit_on_raw_strings_and_pairs(classifier):
 
 
 def test_exported_saved_model_in_a_process_without_albert_keras(
-    classifier, vocabulary, tmp_path, capsys
+    expected, saved_path, vocabulary, tmp_path, capsys
 ):
-    model_path, served = tmp_path / "classifier.keras", tmp_path / "served"
-    classifier.save(model_path)
-    assert main(["export", str(model_path), str(served)]) == 0
+    served = tmp_path / "served"
+    assert main(["export", str(saved_path), str(served)]) == 0
     out = capsys.readouterr().out
     assert "signature serving_default: probabilities" in out and "signature pairs" in out
 
@@ -161,10 +173,8 @@ def test_exported_saved_model_in_a_process_without_albert_keras(
     processor = sentencepiece.SentencePieceProcessor(model_file=vocabulary)
     split = [*processor.encode("born in 1990"), processor.piece_to_id(","), *processor.encode("we")]
     assert answer["token_ids"][1][: len(split) + 2] == [2, *split, 3]
-    expected_single = softmax(encoded_logits(classifier, vocabulary, FIRST))
-    expected_pairs = softmax(encoded_logits(classifier, vocabulary, FIRST, SECOND))
-    np.testing.assert_allclose(answer["single"], expected_single, atol=1e-6)
-    np.testing.assert_allclose(answer["pairs"], expected_pairs, atol=1e-6)
+    np.testing.assert_allclose(answer["single"], softmax(expected["single"]), atol=1e-6)
+    np.testing.assert_allclose(answer["pairs"], softmax(expected["pairs"]), atol=1e-6)
 
 
 def test_export_without_a_vocabulary_is_one_line_exit_2(tmp_path, capsys):
