@@ -38,20 +38,42 @@ def load_policy(request):
     return request.param
 
 
-def assert_round_trip(model, inputs, tmp_path, load_policy) -> dict:
-    """Saves `model` and loads it under the global policy `load_policy`; asserts the copy's
-    predictions equal the model's (integer outputs exactly, float outputs within 1e-6).
-    Returns the largest difference per output."""
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory):
+    """`saved(kind, make) -> (path, inputs, predictions)`: the model `make()` returns (with its
+    inputs), predicted on and saved under `mixed_bfloat16` once per kind; the tests of the two
+    load policies of a kind share it (building, predicting and saving are most of the cost)."""
+    models = {}
+
+    def save_once(kind, make):
+        if kind not in models:
+            model, inputs = make()
+            path = tmp_path_factory.mktemp(kind) / "model.keras"
+            models[kind] = path, inputs, predicted_and_saved(model, inputs, path)
+        return models[kind]
+
+    return save_once
+
+
+def predicted_and_saved(model, inputs, path) -> dict:
+    """The model's predictions of `inputs`, after a data set of uneven batches (as the
+    notebook's dev set), and the model saved to `path`."""
     # Batches of 3 and 1: the predict function is retraced for an unknown batch size.
     model.predict(tf.data.Dataset.from_tensor_slices(inputs).batch(BATCH - 1), verbose=0)
     before = model.predict(inputs, verbose=0)
-    path = tmp_path / "model.keras"
     model.save(path)
+    return before if isinstance(before, dict) else {"logits": before}  # the classifier's logits
+
+
+def assert_round_trip(path, inputs, before, load_policy) -> dict:
+    """Loads the model saved at `path` under the global policy `load_policy`; asserts the copy's
+    predictions equal the model's `before` (integer outputs exactly, float outputs within
+    1e-6). Returns the largest difference per output."""
     keras.mixed_precision.set_global_policy(load_policy)
     reloaded = keras.saving.load_model(path)
     after = reloaded.predict(inputs, verbose=0)
-    if not isinstance(before, dict):  # the classifier's logits
-        before, after = {"logits": before}, {"logits": after}
+    if not isinstance(after, dict):
+        after = {"logits": after}
     assert sorted(after) == sorted(before)
     differences = {}
     for name in before:
@@ -70,21 +92,26 @@ def backbone(tiny_config):
     return backbone
 
 
-def test_classifier(tmp_path, tiny_config, load_policy):
-    classifier = ak.AlbertClassifier(backbone(tiny_config), num_classes=3)
-    inputs = make_backbone_inputs(batch_size=BATCH, length=LENGTH)
-    assert_round_trip(classifier, inputs, tmp_path, load_policy)
+def test_classifier(saved, tiny_config, load_policy):
+    def make():
+        classifier = ak.AlbertClassifier(backbone(tiny_config), num_classes=3)
+        return classifier, make_backbone_inputs(batch_size=BATCH, length=LENGTH)
+
+    assert_round_trip(*saved("classifier", make), load_policy)
 
 
 @pytest.mark.parametrize("head", ["simple", "v2"])
-def test_question_answerer(tmp_path, tiny_config, head, load_policy):
-    answerer = ak.AlbertQuestionAnswerer(backbone(tiny_config), head=head, start_n_top=3)
-    inputs = make_backbone_inputs(batch_size=BATCH, length=LENGTH)
-    if head == "v2":  # no answer in the question's pieces (the first 4) nor in the padding
-        p_mask = 1 - inputs["padding_mask"]
-        p_mask[:, 1:4] = 1
-        inputs["p_mask"] = p_mask
-    differences = assert_round_trip(answerer, inputs, tmp_path, load_policy)
+def test_question_answerer(saved, tiny_config, head, load_policy):
+    def make():
+        answerer = ak.AlbertQuestionAnswerer(backbone(tiny_config), head=head, start_n_top=3)
+        inputs = make_backbone_inputs(batch_size=BATCH, length=LENGTH)
+        if head == "v2":  # no answer in the question's pieces (the first 4) nor in the padding
+            p_mask = 1 - inputs["padding_mask"]
+            p_mask[:, 1:4] = 1
+            inputs["p_mask"] = p_mask
+        return answerer, inputs
+
+    differences = assert_round_trip(*saved(f"question_answerer_{head}", make), load_policy)
     expected = {"simple": ["end_logits", "start_logits"]}.get(
         head,
         ["cls_logits", "end_top_index", "end_top_log_probs", "start_top_index"]
@@ -93,21 +120,24 @@ def test_question_answerer(tmp_path, tiny_config, head, load_policy):
     assert sorted(differences) == expected
 
 
-def test_pretrainer(tmp_path, tiny_config, load_policy):
-    pretrainer = ak.AlbertPretrainer(backbone(tiny_config), "sop")
-    batch = make_pretraining_batch(batch_size=BATCH, length=LENGTH)
-    differences = assert_round_trip(pretrainer, batch, tmp_path, load_policy)
+def test_pretrainer(saved, tiny_config, load_policy):
+    def make():
+        pretrainer = ak.AlbertPretrainer(backbone(tiny_config), "sop")
+        return pretrainer, make_pretraining_batch(batch_size=BATCH, length=LENGTH)
+
+    differences = assert_round_trip(*saved("pretrainer", make), load_policy)
     assert sorted(differences) == ["mlm_logits", "sentence_logits"]
 
 
-def test_distiller(tmp_path, tiny_config, load_policy):
-    teacher = ak.AlbertPretrainer(backbone(tiny_config), "sop")
-    student = ak.AlbertPretrainer(
-        backbone({**tiny_config, "num_layers": 1, "hidden_dim": 8, "intermediate_dim": 16}), None
-    )
-    distiller = AlbertDistiller(teacher, student)
-    batch = make_pretraining_batch(batch_size=BATCH, length=LENGTH)
-    differences = assert_round_trip(distiller, batch, tmp_path, load_policy)
+def test_distiller(saved, tiny_config, load_policy):
+    def make():
+        teacher = ak.AlbertPretrainer(backbone(tiny_config), "sop")
+        student_config = {**tiny_config, "num_layers": 1, "hidden_dim": 8, "intermediate_dim": 16}
+        student = ak.AlbertPretrainer(backbone(student_config), None)
+        distiller = AlbertDistiller(teacher, student)
+        return distiller, make_pretraining_batch(batch_size=BATCH, length=LENGTH)
+
+    differences = assert_round_trip(*saved("distiller", make), load_policy)
     assert "student_logits" in differences and "teacher_logits" in differences
 
 
