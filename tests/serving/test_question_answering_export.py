@@ -84,12 +84,20 @@ def simple_export(vocabulary, tmp_path_factory):
     return answerer, folder, export_question_answerer(answerer, folder)
 
 
+@pytest.fixture(scope="module")
+def simple_served(simple_export):
+    """The simple head's export loaded once (a load and the first call of its graph cost ~10
+    CPU-s): the answers are read from it, then its warm-up requests replayed on it."""
+    return tf.saved_model.load(str(simple_export[1]))
+
+
 # Each export traces and writes the whole graph (~25 CPU-s): the v2 head and the command's own
 # run are slow; the simple head covers the shared path in the default suite.
 @pytest.mark.parametrize("head", ["simple", pytest.param("v2", marks=pytest.mark.slow)])
 def test_exported_answers_are_answer_questions_answers(vocabulary, tmp_path, head, request):
     if head == "simple":
         answerer, folder, signatures = request.getfixturevalue("simple_export")
+        serving_default = request.getfixturevalue("simple_served").signatures["serving_default"]
     else:
         answerer, folder = _answerer(vocabulary, head), tmp_path / "served"
     examples = [SquadExample(str(k), q, c) for k, (q, c) in enumerate(zip(QUESTIONS, CONTEXTS))]
@@ -101,8 +109,9 @@ def test_exported_answers_are_answer_questions_answers(vocabulary, tmp_path, hea
     expected = answer_questions(answerer, QUESTIONS, CONTEXTS)
     if head != "simple":
         signatures = export_question_answerer(answerer, folder)
+        serving_default = _served(folder)
     assert signatures == {"serving_default": OUTPUTS}
-    outputs = _served(folder)(question=tf.constant(QUESTIONS), context=tf.constant(CONTEXTS))
+    outputs = serving_default(question=tf.constant(QUESTIONS), context=tf.constant(CONTEXTS))
     answers = [text.decode("utf-8") for text in outputs["answer"].numpy()]
     assert answers == [row["answer"] for row in expected]
     assert answers[4] == ""  # no context, no window: nothing to answer from
@@ -133,7 +142,9 @@ def test_a_second_answerer_leaves_the_first_answerers_tokenizer_working(simple_e
     assert _pieces(simple_export[0].preprocessor.tokenizer) == expected
 
 
-def test_the_export_writes_warm_up_requests_that_replay_on_the_loaded_model(simple_export):
+def test_the_export_writes_warm_up_requests_that_replay_on_the_loaded_model(
+    simple_export, simple_served
+):
     answerer, folder, _ = simple_export
     tokenizer = answerer.preprocessor.tokenizer  # tokenizes after the second export above
     assert (folder / WARMUP_FILE).is_file()
@@ -152,7 +163,7 @@ def test_the_export_writes_warm_up_requests_that_replay_on_the_loaded_model(simp
         filled.append(features.inputs["padding_mask"].sum(axis=1).min())
     assert windows == [1, 2, 4, 8, 16, 2]  # the model's rows: every request a new shape
     assert filled[:5] == [40] * 5  # the one-window contexts fill their window
-    assert warm_up(tf.saved_model.load(str(folder)), folder) == 6
+    assert warm_up(simple_served, folder) == 6
 
 
 @pytest.mark.slow
