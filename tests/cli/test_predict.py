@@ -27,9 +27,12 @@ def finetuned(tmp_path_factory, tiny_spm):
     return finetune_tiny_sst2(tmp_path_factory.mktemp("finetuned"), tiny_spm)
 
 
-def _expected_probabilities(model_path, texts):
-    logits = keras.saving.load_model(model_path).predict(texts, verbose=0)
-    return tf.nn.softmax(logits, axis=-1).numpy()
+@pytest.fixture(scope="module")
+def loaded(finetuned):
+    """(the fine-tuned model loaded, its probabilities on LINES): loaded and run once for the
+    tests that compare the command's output with them."""
+    model = keras.saving.load_model(finetuned[0])
+    return model, tf.nn.softmax(model.predict(LINES, verbose=0), axis=-1).numpy()
 
 
 def test_glue_dev_score_equals_finetune_glues(finetuned, tmp_path, capsys):
@@ -47,7 +50,7 @@ def test_glue_dev_score_equals_finetune_glues(finetuned, tmp_path, capsys):
     assert main([*argv, "--overwrite"]) == 0
 
 
-def test_lines_of_a_file_give_one_json_line_each(finetuned, tmp_path):
+def test_lines_of_a_file_give_one_json_line_each(finetuned, loaded, tmp_path):
     model_path, _, _ = finetuned
     source, output = tmp_path / "lines.txt", tmp_path / "predictions.jsonl"
     source.write_text("\n".join(LINES) + "\n", encoding="utf-8")
@@ -56,20 +59,20 @@ def test_lines_of_a_file_give_one_json_line_each(finetuned, tmp_path):
     rows = [json.loads(line) for line in output.read_text(encoding="utf-8").splitlines()]
     assert len(rows) == len(LINES)
     probabilities = np.array([row["probabilities"] for row in rows])
-    expected = _expected_probabilities(model_path, LINES)
+    expected = loaded[1]
     np.testing.assert_allclose(probabilities, expected, rtol=0, atol=1e-6)
     assert [row["label"] for row in rows] == expected.argmax(axis=-1).tolist()
     assert [row["text"] for row in rows] == LINES  # each line says which input it answers
     assert all(next(iter(row)) == "text" for row in rows)
 
 
-def test_stdin_to_stdout(finetuned, monkeypatch, capsys):
+def test_stdin_to_stdout(finetuned, loaded, monkeypatch, capsys):
     model_path, _, _ = finetuned
     data = "\n".join(LINES[:3]).encode()
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
     assert main(["predict", "--model", str(model_path)]) == 0
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
-    expected = _expected_probabilities(model_path, LINES[:3])
+    expected = loaded[1][:3]  # rows are independent: LINES[:3]'s own
     np.testing.assert_allclose([r["probabilities"] for r in rows], expected, rtol=0, atol=1e-6)
 
 
@@ -150,10 +153,10 @@ def test_bad_lines_and_models_are_one_line(finetuned, tmp_path, capsys, tiny_spm
     )
 
 
-def test_a_model_saved_without_preprocessor_reads_text_with_spm_model(finetuned, tmp_path,
+def test_a_model_saved_without_preprocessor_reads_text_with_spm_model(finetuned, loaded, tmp_path,
                                                                       capsys):  # fmt: skip
     model_path, _, _ = finetuned
-    finetuned_model = keras.saving.load_model(model_path)
+    finetuned_model, expected = loaded
     bare = AlbertClassifier(finetuned_model.backbone, num_classes=2)  # as saved before the fix
     bare.set_weights(finetuned_model.get_weights())
     bare_path = tmp_path / "bare.keras"
@@ -170,7 +173,6 @@ def test_a_model_saved_without_preprocessor_reads_text_with_spm_model(finetuned,
         "not checked against it"
     )
     rows = [json.loads(line) for line in output.read_text(encoding="utf-8").splitlines()]
-    expected = _expected_probabilities(model_path, LINES)
     np.testing.assert_allclose([r["probabilities"] for r in rows], expected, rtol=0, atol=1e-6)
     argv = ["predict", "--model", str(model_path), "--input", str(source), "--spm_model", str(spm)]
     assert main(argv) == 0  # the vocabulary it carries: accepted
