@@ -36,12 +36,6 @@ def _expected_losses(batch, outputs):
     }
 
 
-def _optimizer_built(model):
-    """Builds the compiled model's optimizer: `fit` then traces its train step once (Keras
-    traces it again when the optimizer makes its slots inside the first trace)."""
-    model.optimizer.build(model.trainable_variables)
-
-
 def _predicted(pretrainer, batch):
     """What `predict` computes (`training=False`), called eagerly: no predict function to
     trace for one small batch."""
@@ -152,7 +146,6 @@ def test_evaluate_reports_the_official_losses(pretrainer, pretraining_batch):
 def test_fit_on_a_dataset_of_dicts_lowers_the_loss(pretrainer, pretraining_batch):
     before = _expected_losses(pretraining_batch, _predicted(pretrainer, pretraining_batch))
     pretrainer.compile(optimizer=keras.optimizers.Adam(1e-2))
-    _optimizer_built(pretrainer)
     dataset = tf.data.Dataset.from_tensors(pretraining_batch).repeat(12)  # feature dicts, no y
     history = pretrainer.fit(dataset, verbose=0).history
     assert set(history) == METRICS
@@ -171,7 +164,6 @@ def test_no_sentence_objective_means_mlm_only(tiny_config, pretraining_batch):
 
 def test_save_load_round_trip_keeps_outputs_and_optimizer(tmp_path, pretrainer, pretraining_batch):
     pretrainer.compile(jit_compile=False)  # XLA compiling costs more than this one step
-    _optimizer_built(pretrainer)
     pretrainer.fit(pretraining_batch, batch_size=4, epochs=1, verbose=0)
     path = tmp_path / "pretrainer.keras"
     pretrainer.save(path)
@@ -200,7 +192,6 @@ def test_mixed_bfloat16_fit_keeps_float32_logits(tiny_config, pretraining_batch)
     outputs = pretrainer(pretraining_batch)
     assert {keras.backend.standardize_dtype(v.dtype) for v in outputs.values()} == {"float32"}
     pretrainer.compile()
-    _optimizer_built(pretrainer)
     history = pretrainer.fit(pretraining_batch, batch_size=4, epochs=2, verbose=0).history
     assert np.isfinite(history["loss"]).all()
 

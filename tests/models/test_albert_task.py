@@ -97,19 +97,12 @@ SAVED_LAYOUT = {
 }
 
 
-def compiled(model):
-    """The model compiled with its defaults, its optimizer built: `fit` then traces its step
-    once (an optimizer that makes its slots inside the first trace gets traced again)."""
-    model.compile()
-    model.optimizer.build(model.trainable_variables)
-    return model
-
-
 def make_trained(kind):
     """(a task compiled with its defaults and fitted one step, the inputs to predict on)."""
     inputs, batch = make_backbone_inputs(), make_pretraining_batch()
     if kind == "classifier":
-        model = compiled(AlbertClassifier(AlbertBackbone(**TINY), num_classes=3))
+        model = AlbertClassifier(AlbertBackbone(**TINY), num_classes=3)
+        model.compile()
         model.fit(inputs, np.array([0, 1, 2, 0]), verbose=0)
         return model, inputs
     if kind.startswith("question_answerer"):
@@ -117,9 +110,8 @@ def make_trained(kind):
         model = AlbertQuestionAnswerer(AlbertBackbone(**TINY), head, start_n_top=2, end_n_top=3)
         if head == "v2":
             inputs = {**inputs, "p_mask": 1 - inputs["padding_mask"]}
-        compiled(model).fit(
-            {**inputs, "start_positions": SPANS["start_positions"]}, SPANS, verbose=0
-        )
+        model.compile()
+        model.fit({**inputs, "start_positions": SPANS["start_positions"]}, SPANS, verbose=0)
         return model, inputs
     if kind == "pretrainer":
         model = AlbertPretrainer(AlbertBackbone(**TINY), "sop")
@@ -127,7 +119,8 @@ def make_trained(kind):
         teacher = AlbertPretrainer(AlbertBackbone(**TINY), "sop")
         student = AlbertPretrainer(AlbertBackbone(**{**TINY, "hidden_dim": 8}), None)
         model = AlbertDistiller(teacher, student, temperature=3.0, cosine_positions="tokens")
-    compiled(model).fit(batch, verbose=0)
+    model.compile()
+    model.fit(batch, verbose=0)
     return model, batch
 
 

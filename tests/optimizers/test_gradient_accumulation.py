@@ -53,9 +53,6 @@ def trained_weights(make_optimizer, batch_size, initial):
     pretrainer = AlbertPretrainer(backbone)
     pretrainer.set_weights(initial)
     pretrainer.compile(optimizer=make_optimizer())
-    # Built here, its slots exist before `fit` traces its step: otherwise the step creates
-    # them while tracing, and TensorFlow traces it a second time (the trace is this test's cost).
-    pretrainer.optimizer.build(pretrainer.trainable_variables)
     pretrainer.fit(batches(), batch_size=batch_size, epochs=1, shuffle=False, verbose=0)
     return pretrainer.get_weights(), int(pretrainer.optimizer.iterations)
 
