@@ -1,5 +1,8 @@
 """`pretrain --init_from` (continued pretraining) and `--gradient_accumulation_steps`."""
 
+import contextlib
+import io
+
 import keras
 import numpy as np
 import pytest
@@ -54,28 +57,46 @@ def converted(tmp_path_factory):
     return folder, pretrainer
 
 
-def test_init_from_a_converted_model_starts_at_its_own_loss(
-    converted, tiny_records, tmp_path, capsys
-):
+# Three steps on batches holding exactly the 64 held-out examples, from the converted model
+# (whose dropout is 0: the big-batch and the accumulated run see the same model). float32: the
+# first logged loss is compared with the source's float32 loss to 1e-5, and the two runs'
+# weights to 1e-5 (bfloat16 rounds the two sums apart).
+RUN = {
+    "batch_size": 64,
+    "max_steps": 3,
+    "warmup_steps": 1,
+    "learning_rate": 0.02,
+    "checkpoint_every": 1,
+    "mixed_precision": "float32",
+    "verbose": 0,
+}
+
+
+@pytest.fixture(scope="module")
+def big_batch_run(converted, tiny_records, tmp_path_factory):
+    """`pretrain --init_from` the converted model with `RUN`: (its summary, what it printed, its
+    final weights). One run for two tests: where it starts, and what accumulation must end at."""
+    folder, _ = converted
+    output_dir = tmp_path_factory.mktemp("big_batch")
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        summary = pretrain(
+            records=tiny_records["eval"], output_dir=str(output_dir), init_from=str(folder), **RUN
+        )
+    weights = keras.saving.load_model(output_dir / "model.keras").get_weights()
+    return summary, printed.getvalue(), weights
+
+
+def test_init_from_a_converted_model_starts_at_its_own_loss(converted, tiny_records, big_batch_run):
     folder, source = converted
     own = held_out_loss(source, tiny_records["eval"])
     keras.utils.set_random_seed(12345)
     fresh = held_out_loss(AlbertPretrainer(AlbertBackbone(**TINY)), tiny_records["eval"])
     assert own["mlm_loss"] - fresh["mlm_loss"] > 1.0  # the source is no random model
 
-    # One step on a batch holding exactly the 64 held-out examples: the logged loss is the
+    # The first step's batch holds exactly the 64 held-out examples: its logged loss is the
     # model's before its first update.
-    summary = pretrain(
-        records=tiny_records["eval"],
-        output_dir=str(tmp_path / "run"),
-        init_from=str(folder),
-        batch_size=64,
-        max_steps=1,
-        checkpoint_every=1,
-        mixed_precision="float32",  # compared with the source's float32 loss to 1e-5
-        verbose=0,
-    )
-    out = capsys.readouterr().out
+    summary, out, _ = big_batch_run
     assert f"initialized from {folder}: backbone" in out and "MLM head, SOP head" in out
     assert "nothing fresh" in out
     first = summary["history"][0]
@@ -115,25 +136,25 @@ def test_init_from_refuses_shape_changes_and_unknown_names(converted, tiny_recor
         pretrain(**arguments, init_from="no_such_model")
 
 
-def test_accumulated_run_ends_at_the_big_batch_weights(tiny_records, tmp_path):
-    def run(name, steps):
-        pretrain(
-            records=tiny_records["eval"],
-            output_dir=str(tmp_path / name),
-            config=TINY,  # albert_base's dropout is 0: the two batchings see the same model
-            batch_size=16,
-            max_steps=3,
-            warmup_steps=1,
-            learning_rate=0.02,
-            checkpoint_every=2,
-            gradient_accumulation_steps=steps,
-            mixed_precision="float32",  # equal to 1e-5: bfloat16 rounds the two sums apart
-            verbose=0,
-        )
-        return keras.saving.load_model(tmp_path / name / "model.keras").get_weights()
-
-    big, accumulated = run("big", 1), run("accumulated", 4)
-    for a, b in zip(big, accumulated):
+def test_accumulated_run_ends_at_the_big_batch_weights(
+    converted, tiny_records, big_batch_run, tmp_path
+):
+    """4 accumulation steps of 16 examples end where the steps of 64 ended (checkpoints
+    between)."""
+    folder, source = converted
+    pretrain(
+        records=tiny_records["eval"],
+        output_dir=str(tmp_path / "accumulated"),
+        init_from=str(folder),
+        gradient_accumulation_steps=4,
+        **RUN,
+    )
+    accumulated = keras.saving.load_model(tmp_path / "accumulated" / "model.keras").get_weights()
+    big = big_batch_run[2]
+    start = source.get_weights()  # what the converted folder holds, in the same order
+    assert [w.shape for w in start] == [w.shape for w in big]
+    assert max(np.abs(a - b).max() for a, b in zip(big, start)) > 1e-2  # the updates did something
+    for a, b in zip(big, accumulated, strict=True):
         np.testing.assert_allclose(a, b, atol=1e-5, rtol=0)
     with pytest.raises(ValueError, match="does not split into 3 accumulation steps"):
         pretrain(records=tiny_records["eval"], output_dir=str(tmp_path / "bad"), batch_size=16,
