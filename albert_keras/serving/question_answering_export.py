@@ -141,6 +141,7 @@ class _AnswerGraph:
         self.doc_stride = getattr(model, "doc_stride", 128)
         self.n_best_size = min(n_best_size, self.length)
         self.max_answer_length = max_answer_length
+        self._count_pieces = None
 
     def answer(self, question, context):
         """The signature's function: (batch,) strings in, the outputs `OUTPUTS` out."""
@@ -215,8 +216,12 @@ class _AnswerGraph:
 
     def count_pieces(self, texts: list[str]):
         """Each text's pieces as `answer` encodes a context (for the warm-up requests)."""
-        encode = tf.function(lambda t: self._encode(t)[0].row_lengths())
-        return encode(tf.constant(texts, tf.string)).numpy()
+        if self._count_pieces is None:  # one trace for every call: the encoding is big
+            self._count_pieces = tf.function(
+                lambda t: self._encode(t)[0].row_lengths(),
+                input_signature=[tf.TensorSpec([None], tf.string)],
+            )
+        return self._count_pieces(tf.constant(texts, tf.string)).numpy()
 
     def _encode(self, texts):
         return encode_with_offsets(texts, self.sentencepiece, self.tables, self.lower_case)
