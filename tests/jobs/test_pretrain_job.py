@@ -16,6 +16,7 @@ import albert_keras as ak
 from albert_keras.jobs import pretrain
 from albert_keras_cli.config_flags import parse_config_flags as parse_overrides
 from albert_keras_cli.main import main
+from pipelines.record_files import count_records, list_record_files
 
 # A model LAMB trains fast on the synthetic records: E == H (no projection), one layer.
 FAST = {"num_layers": 1, "embedding_dim": 32, "hidden_dim": 32, "intermediate_dim": 64}
@@ -313,20 +314,23 @@ def test_records_globs_skip_what_is_not_a_shard(tiny_records, tmp_path, capsys):
     (folder / ".input_stats.json").write_text("{}")
     (folder / "_SUCCESS").write_text("")
     (folder / "notes").write_text("not records\n")
-    for pattern in ("*", "*.tfrecord*"):
-        argv = ["pretrain", "--records", str(folder / pattern), "--output_dir"]
-        argv += [str(tmp_path / pattern.replace("*", "star")), "--batch_size", "16"]
-        argv += ["--max_steps", "1", "--config", "vocabulary_size=100", *FAST_FLAGS]
-        assert main(argv) == 0
-        summary = json.loads((tmp_path / pattern.replace("*", "star") / "summary.json").read_text())
-        assert [os.path.basename(f) for f in summary["config"]["files"]] == [
-            "pretraining-0.tfrecord",
-            "pretraining-1.tfrecord",
-        ]
-        assert summary["config"]["num_examples"] == 1024
-        skipped = [line for line in capsys.readouterr().err.splitlines() if "skipped" in line]
-        assert len(skipped) == 1, skipped
-    # The last pattern: only the old layout's progress file matched besides the shards.
+    shards = ["pretraining-0.tfrecord", "pretraining-1.tfrecord"]
+    # `dir/*` through the function the job reads --records with (the job itself, below, for
+    # the other pattern: one pretraining run, not two).
+    files = list_record_files(str(folder / "*"), "--records")
+    assert [os.path.basename(f) for f in files] == shards and count_records(files) == 1024
+    skipped = [line for line in capsys.readouterr().err.splitlines() if "skipped" in line]
+    assert len(skipped) == 1 and skipped[0].startswith("--records: skipped 6 match(es)"), skipped
+    argv = ["pretrain", "--records", str(folder / "*.tfrecord*"), "--output_dir"]
+    argv += [str(tmp_path / "out"), "--batch_size", "16"]
+    argv += ["--max_steps", "1", "--config", "vocabulary_size=100", *FAST_FLAGS]
+    assert main(argv) == 0
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert [os.path.basename(f) for f in summary["config"]["files"]] == shards
+    assert summary["config"]["num_examples"] == 1024
+    skipped = [line for line in capsys.readouterr().err.splitlines() if "skipped" in line]
+    # Only the old layout's progress file matched besides the shards.
+    assert len(skipped) == 1, skipped
     assert skipped[0].startswith("--records: skipped 1 match(es) that are not record shards: ")
     assert skipped[0].endswith(".pretraining-0.tfrecord.progress.json")
 
