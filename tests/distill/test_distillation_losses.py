@@ -79,7 +79,10 @@ def test_soft_target_rejects_a_bad_temperature():
         soft_target_cross_entropy(np.zeros((1, 2)), np.zeros((1, 2)), 0)
 
 
-def fixed_batch(records):
+@pytest.fixture(scope="module")
+def fixed_batch(distill_records):
+    """The eval records' first batch of 8, read once for the module's distillers."""
+    records = distill_records["eval"]
     dataset = read_pretraining_records(
         records, 8, max_seq_length=32, max_predictions_per_seq=5, shuffle=False, repeat=False
     )
@@ -102,13 +105,13 @@ def np_hidden(backbone, batch):
     [({}, "masked"), ({}, "tokens"), ({"hidden_dim": 8, "intermediate_dim": 16}, "masked")],
     ids=["same-width", "all-tokens", "narrower-projected"],
 )
-def test_distiller_terms_on_a_fixed_batch(distill_records, student_overrides, cosine_positions):
+def test_distiller_terms_on_a_fixed_batch(fixed_batch, student_overrides, cosine_positions):
     teacher, student = make_teacher(), make_student(**student_overrides)
     distiller = AlbertDistiller(
         teacher, student, temperature=2.0, cosine_positions=cosine_positions
     )
     distiller.compile(optimizer="sgd")
-    batch = fixed_batch(distill_records["eval"])
+    batch = fixed_batch
     logs = distiller.test_on_batch(batch, return_dict=True)
 
     # The reference: the two pretrainers' own outputs and NumPy.
