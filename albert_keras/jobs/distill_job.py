@@ -237,8 +237,7 @@ def _build_distiller(
         optimizer=loss_scaled(Lamb(learning_rate=schedule), run_config["mixed_precision"]),
         jit_compile=jit_compile,
         steps_per_execution=s.steps_per_execution,
-    )
-    distiller.optimizer.build(distiller.trainable_variables)  # so a checkpoint can load
+    )  # compile builds the optimizer (AlbertTask.compile): a checkpoint can load
     return distiller, copied
 
 

@@ -228,8 +228,7 @@ def _build_pretrainer(
         optimizer=optimizer,
         jit_compile=jit_compile,
         steps_per_execution=steps_per_execution,
-    )
-    pretrainer.optimizer.build(pretrainer.trainable_variables)  # so a checkpoint can load
+    )  # compile builds the optimizer (AlbertTask.compile): a checkpoint can load
     return pretrainer
 
 
