@@ -39,6 +39,18 @@ def _catalogue_as_it_was():
             registry.update(contents)
 
 
+@pytest.fixture(autouse=True)
+def _environment_as_it_was():
+    """Every test leaves `os.environ` as it found it: a variable a module sets on import (a
+    benchmark script's `KERAS_BACKEND=jax` default) would otherwise reach every process a later
+    test in the same worker starts (CI: `predict` in a subprocess ran on JAX and failed)."""
+    saved = dict(os.environ)
+    yield
+    if os.environ != saved:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
 @pytest.fixture(scope="session")
 def shared_data(tmp_path_factory):
     """Real data in ../shared/data's layout, in every checkout: the release vocabulary, the
