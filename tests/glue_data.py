@@ -65,9 +65,11 @@ def _rte(rng, sentences, rows):
         premise = sentences[i % len(sentences)]
         entails = rng.random() < 0.5
         words = premise.split()
-        hypothesis = " ".join(words[: max(3, len(words) // 2)]) if entails else sentences[
-            (i * 11 + 5) % len(sentences)
-        ]
+        hypothesis = (
+            " ".join(words[: max(3, len(words) // 2)])
+            if entails
+            else sentences[(i * 11 + 5) % len(sentences)]
+        )
         label = "entailment" if entails else "not_entailment"
         lines.append(f"{i}\t{premise}\t{hypothesis}\t{label}")
         counts[label] += 1

@@ -7,6 +7,20 @@ from docstring_runner import DOCTESTS, doctest_files, is_a_job_example, run_exam
 EXAMPLES = [test for test in DOCTESTS if not is_a_job_example(test)]
 
 
-@pytest.mark.parametrize("test", EXAMPLES, ids=[test.name for test in EXAMPLES])
+# make test-all only (issue 46): whole runs whose lines faster tests also run.
+SLOW = {
+    "albert_keras.glue.glue_dataset.glue_dataset",
+    "albert_keras.glue.glue_evaluation.GlueEvaluation",
+    "albert_keras.models.albert_classifier.AlbertClassifier",
+    "albert_keras.training.periodic_training.PeriodicTraining",
+}
+assert SLOW <= {test.name for test in EXAMPLES}, SLOW - {test.name for test in EXAMPLES}
+
+
+@pytest.mark.parametrize(
+    "test",
+    [pytest.param(t, marks=[pytest.mark.slow] if t.name in SLOW else []) for t in EXAMPLES],
+    ids=[test.name for test in EXAMPLES],
+)
 def test_docstring_example(test, doctest_files, tmp_path, monkeypatch):  # noqa: F811
     run_example(test, doctest_files, tmp_path, monkeypatch)

@@ -8,6 +8,24 @@ from docstring_runner import DOCTESTS, doctest_files, is_a_job_example, run_exam
 EXAMPLES = [test for test in DOCTESTS if is_a_job_example(test)]
 
 
-@pytest.mark.parametrize("test", EXAMPLES, ids=[test.name for test in EXAMPLES])
+# make test-all only (issue 46): whole runs whose lines faster tests also run.
+SLOW = {
+    "albert_keras.jobs.distill_job.distill",
+    "albert_keras.jobs.finetune_glue_job.finetune_glue",
+    "albert_keras.jobs.finetune_tokens_job.finetune_tokens",
+    "albert_keras.jobs.pretrain_job.pretrain",
+    "albert_keras.serving.export_saved_model.export_saved_model",
+    "albert_keras.serving.task_exports.export_multiple_choice",
+    "albert_keras.serving.task_exports.export_token_classifier",
+    "albert_keras.serving.warmup_requests.warm_up",
+}
+assert SLOW <= {test.name for test in EXAMPLES}, SLOW - {test.name for test in EXAMPLES}
+
+
+@pytest.mark.parametrize(
+    "test",
+    [pytest.param(t, marks=[pytest.mark.slow] if t.name in SLOW else []) for t in EXAMPLES],
+    ids=[test.name for test in EXAMPLES],
+)
 def test_docstring_example(test, doctest_files, tmp_path, monkeypatch):  # noqa: F811
     run_example(test, doctest_files, tmp_path, monkeypatch)

@@ -5,6 +5,7 @@ import subprocess
 import sys
 
 import keras
+import pytest
 
 import albert_keras as ak
 from albert_keras.optimizers import Lamb, WarmupLinearDecay
@@ -32,6 +33,7 @@ def test_import_albert_keras_loads_the_model_library_only():
     assert out.strip() == "['layers', 'models', 'optimizers', 'preset_registry', 'version'] False"
 
 
+@pytest.mark.slow  # make test-all only (issue 46): a whole run; faster tests run its lines
 def test_jobs_load_on_first_use_and_the_shims_are_gone():
     out = run_python(
         "import importlib.util, albert_keras as ak\n"
@@ -46,6 +48,7 @@ def test_jobs_load_on_first_use_and_the_shims_are_gone():
     assert out.split() == ["True", "[]", "None", "None", "None", "None"]
 
 
+@pytest.mark.slow  # make test-all only (issue 46): a whole run; faster tests run its lines
 def test_a_saved_pretrainer_loads_after_import_albert_keras_alone(tmp_path, tiny_config):
     pretrainer = ak.AlbertPretrainer(ak.AlbertBackbone(**tiny_config))
     pretrainer.compile(optimizer=Lamb(WarmupLinearDecay(1e-3, 2, 10)))

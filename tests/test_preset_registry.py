@@ -94,6 +94,7 @@ def test_a_loader_lacking_functions_is_refused(registry):
     assert registry._registered == []
 
 
+@pytest.mark.slow  # make test-all only (issue 46): a whole run; faster tests run its lines
 def test_import_albert_keras_alone_finds_the_presets_loader_on_first_use():
     code = (
         "import sys, albert_keras\n"

@@ -47,6 +47,7 @@ def test_unreachable_target_says_not_reached(benchmark_script, capsys, tmp_path,
     )
 
 
+@pytest.mark.slow  # make test-all only (issue 46): a whole run; faster tests run its lines
 def test_reachable_target_stops_at_the_first_score(benchmark_script, capsys, tmp_path, records):
     lines = run(
         benchmark_script, capsys, tmp_path, records, "--target", "0.0", "--precision", "defaults"
@@ -89,9 +90,7 @@ def test_sweep_prints_each_peers_best_rate_then_the_defaults(
     assert lines[-1].startswith("time to accuracy: ours ") and tuned < len(lines) - 1
 
 
-def test_sweep_keeps_the_soonest_rate_and_names_a_peer_that_never_reached(
-    benchmark_script, capsys
-):
+def test_sweep_keeps_the_soonest_rate_and_names_a_peer_that_never_reached(benchmark_script, capsys):
     script = benchmark_script("time_to_accuracy")
     args = script.parse_arguments(["--sweep", "5e-5,1e-3"])
     assert args.sweep == [5e-5, 1e-3]

@@ -119,6 +119,7 @@ def test_config_flags():
 CPP_LOG_LINE = re.compile(r"^[IWEF]\d{4} \d\d:\d\d:\S+ +\d+ \S+:\d+\]|absl::InitializeLog")
 
 
+@pytest.mark.slow  # make test-all only (issue 46): a whole run; faster tests run its lines
 @pytest.mark.parametrize("verbose", [False, True])
 def test_commands_are_quiet_unless_verbose(tmp_path, verbose):
     argv = ["convert", "--source", "keras", str(tmp_path / "none.keras")]

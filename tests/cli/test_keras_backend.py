@@ -76,6 +76,7 @@ def test_keras_already_imported_keeps_its_backend(monkeypatch):
     assert "KERAS_BACKEND" not in os.environ
 
 
+@pytest.mark.slow  # make test-all only (issue 46): a whole run; faster tests run its lines
 def test_the_choice_reaches_keras_in_a_fresh_process():
     script = (
         "from albert_keras_cli.keras_backend import choose_keras_backend\n"

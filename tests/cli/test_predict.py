@@ -35,6 +35,7 @@ def loaded(finetuned):
     return model, tf.nn.softmax(model.predict(LINES, verbose=0), axis=-1).numpy()
 
 
+@pytest.mark.slow  # make test-all only (issue 46): a whole run; faster tests run its lines
 def test_glue_dev_score_equals_finetune_glues(finetuned, tmp_path, capsys):
     model_path, glue_dir, metrics = finetuned
     output = tmp_path / "scores.json"

@@ -78,7 +78,9 @@ def test_json_lines_give_one_answer_each(squad_run, monkeypatch, capsys):
                                 doc_stride=32, max_query_length=16)  # fmt: skip
     echoes = [{"id": i} if n < 2 else {"question": q} for n, (i, q, _) in enumerate(rows)]
     assert answers == [{**echo, **answer} for echo, answer in zip(echoes, expected)]
-    assert next(iter(answers[0])) == "id" and next(iter(answers[2])) == "question"  # first in the line
+    assert (
+        next(iter(answers[0])) == "id" and next(iter(answers[2])) == "question"
+    )  # first in the line
 
 
 def test_bad_input_and_another_vocabulary_are_one_line(squad_run, tmp_path, capsys, tiny_spm):

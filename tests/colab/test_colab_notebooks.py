@@ -337,6 +337,7 @@ def jax_runs(kernel_of_this_python, corpus, glue_dir, tmp_path_factory):
     return {"pretraining": pretraining, "finetuning": finetuning, "work": work}
 
 
+@pytest.mark.slow  # make test-all only (issue 46): a whole run; faster tests run its lines
 def test_both_notebooks_run_end_to_end(pretrain_run, finetune_run, glue_dir):
     # One test, not two: under pytest-xdist two tests could each run the pretraining notebook.
     check_pretraining(pretrain_run)

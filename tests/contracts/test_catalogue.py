@@ -37,6 +37,7 @@ register_task(GlueTask(
 """
 
 
+@pytest.mark.slow  # make test-all only (issue 46): a whole run; faster tests run its lines
 def test_a_task_added_by_one_register_call_runs_from_the_command_line(
     fresh_catalogue, tmp_path, tiny_spm, monkeypatch, capsys
 ):

@@ -34,6 +34,7 @@ def run_cli(capsys, *argv):
     return code, out, err
 
 
+@pytest.mark.slow  # make test-all only (issue 46): a whole run; faster tests run its lines
 def test_release_archive_to_keras_and_every_format_back(
     tmp_path, capsys, release_archive, official_config, official_weights
 ):

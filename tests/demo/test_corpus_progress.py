@@ -20,5 +20,6 @@ def test_a_line_before_and_after_each_source(tmp_path):
         "corpus: reading reference (up to 0.02 MB of prose)",
         done[1],
     ]
-    assert extract_docstring_corpus(tmp_path / "quiet", sources=("stdlib",),
-                                    max_megabytes_per_source=0.01)["sources"]  # silent: no log
+    assert extract_docstring_corpus(
+        tmp_path / "quiet", sources=("stdlib",), max_megabytes_per_source=0.01
+    )["sources"]  # silent: no log

@@ -3,6 +3,8 @@
 import subprocess
 import sys
 
+import pytest
+
 
 def run_module(*args):
     return subprocess.run(
@@ -13,6 +15,7 @@ def run_module(*args):
     )
 
 
+@pytest.mark.slow  # make test-all only (issue 46): a whole run; faster tests run its lines
 def test_help_points_to_the_command_for_flags():
     result = run_module("--help")
     assert result.returncode == 0, result.stderr
@@ -20,6 +23,7 @@ def test_help_points_to_the_command_for_flags():
     assert "albert-keras demo\n--help" in result.stdout
 
 
+@pytest.mark.slow  # make test-all only (issue 46): a whole run; faster tests run its lines
 def test_flags_are_refused_in_one_line():
     result = run_module("--pretrain_steps=5")
     assert result.returncode == 2

@@ -24,6 +24,7 @@ def corpus(tmp_path_factory):
     )
 
 
+@pytest.mark.slow  # make test-all only (issue 46): a whole run; faster tests run its lines
 def test_corpus_is_prose_split_into_train_and_heldout(corpus):
     _out, summary = corpus
     assert set(summary["sources"]) == {"stdlib", "keras", "reference"}

@@ -6,6 +6,8 @@ import re
 import subprocess
 import sys
 
+import pytest
+
 ROOT = pathlib.Path(__file__).parents[2]
 
 
@@ -15,6 +17,7 @@ def test_make_demo_runs_the_command_line():
     assert recipe == "$(PY) -m albert_keras_cli demo $(DEMO_ARGS)"
 
 
+@pytest.mark.slow  # make test-all only (issue 46): a whole run; faster tests run its lines
 def test_the_demo_loads_tensorflow_without_a_cpp_log_line(tmp_path):
     # A bad --config is refused by the demo itself, after TensorFlow and Keras have loaded: all
     # stderr holds then is that one line.

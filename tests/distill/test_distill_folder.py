@@ -5,6 +5,8 @@ import hashlib
 import os
 import shutil
 
+import pytest
+
 from albert_keras_cli.main import main
 
 
@@ -24,6 +26,7 @@ def _argv(teacher, records, output_dir, seed, *extra):
             "2", "--checkpoint_every", "1", "--seed", str(seed), *extra]  # fmt: skip
 
 
+@pytest.mark.slow  # make test-all only (issue 46): a whole run; faster tests run its lines
 def test_the_teachers_folder_and_another_runs_folder_are_refused(
     teacher_path, distill_records, tmp_path, capsys
 ):

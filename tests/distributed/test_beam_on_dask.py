@@ -8,6 +8,7 @@ import os
 # dask.distributed comes with the `beam` extra (apache-beam[dask]), which `make install`
 # installs: a broken install fails this module at import instead of skipping its test.
 import distributed
+import pytest
 
 from pipelines.pretraining_data import main, write_pretraining_data
 
@@ -21,6 +22,7 @@ def _hashes(folder):
     return {n: hashlib.sha256((folder / n).read_bytes()).hexdigest() for n in names}
 
 
+@pytest.mark.slow  # make test-all only (issue 46): a whole run; faster tests run its lines
 def test_dask_runner_on_two_worker_processes_writes_the_local_bytes(shared_data, tmp_path):
     books = [str(shared_data / book) for book in BOOKS]
     local = write_pretraining_data(

@@ -58,6 +58,7 @@ def study(tiny_spm, tiny_config, tmp_path):
     return root
 
 
+@pytest.mark.slow  # make test-all only (issue 46): a whole run; faster tests run its lines
 def test_each_length_is_fine_tuned_per_seed_and_tabled_beside_the_study(
     script, study, tmp_path, capsys, monkeypatch
 ):

@@ -9,6 +9,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 SCRIPT = """
 import json, sys
 import tensorflow as tf
@@ -40,6 +42,7 @@ def _ids(backend: str, spm_model) -> list:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.slow  # make test-all only (issue 46): a whole run; faster tests run its lines
 def test_ids_in_tf_data_are_the_same_on_jax_and_tensorflow(tiny_spm):
     on_tensorflow = _ids("tensorflow", tiny_spm)
     assert len(on_tensorflow) == 3 and all(row[0] == 2 for batch in on_tensorflow for row in batch)

@@ -66,6 +66,7 @@ def test_outputs_and_summary(run, teacher_path):
     assert set(before) == set(after) >= {"soft_target_loss", "mlm_accuracy", "cosine_loss"}
 
 
+@pytest.mark.slow  # make test-all only (issue 46): a whole run; faster tests run its lines
 def test_kill_9_and_resume_ends_with_the_same_student(
     teacher_path, distill_records, tmp_path, kill_at_first_checkpoint
 ):

@@ -158,6 +158,7 @@ def _mnli_glue_dir(root):
     (root / "diagnostic" / "diagnostic.tsv").write_text("\n".join(rows) + "\n")
 
 
+@pytest.mark.slow  # make test-all only (issue 46): a whole run; faster tests run its lines
 def test_mnli_with_early_stopping_under_xla_through_the_python_api(tmp_path, tiny_spm):
     """MNLI's two dev splits, its test files and AX; early stopping after the warmup. Under XLA
     (what GPU / TPU runs get by default, "auto"): the train, eval and predict steps, the

@@ -153,6 +153,7 @@ def test_dev_threshold_when_answering_nothing_is_best():
     assert evaluate_squad(dataset, result.answers(-3.0))["f1"] == 100.0
 
 
+@pytest.mark.slow  # make test-all only (issue 46): a whole run; faster tests run its lines
 def test_max_steps_wins_over_epochs_and_is_recorded_only_when_given(
     tmp_path, saved_model, squad_files, capsys
 ):

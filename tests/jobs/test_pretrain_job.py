@@ -138,6 +138,7 @@ def test_saved_pretrainer_carries_its_preprocessor_and_fills_masks_in_strings(tr
     np.testing.assert_allclose(outputs["sentence_logits"], by_hand["sentence_logits"], atol=1e-5)
 
 
+@pytest.mark.slow  # make test-all only (issue 46): a whole run; faster tests run its lines
 def test_rerun_resumes_at_the_end_and_refuses_a_changed_run(trained):
     summary, _, arguments = trained
     again = pretrain(**arguments)
@@ -301,6 +302,7 @@ def test_a_vocabulary_smaller_than_the_records_ids_is_refused_up_front(
         )
 
 
+@pytest.mark.slow  # make test-all only (issue 46): a whole run; faster tests run its lines
 def test_records_globs_skip_what_is_not_a_shard(tiny_records, tmp_path, capsys):
     """`dir/*` and `dir/*.tfrecord*` over a writer's output folder, old layout included."""
     folder = tmp_path / "records"

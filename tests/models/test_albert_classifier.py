@@ -43,6 +43,7 @@ def test_fit_lowers_classification_loss(backbone, backbone_inputs):
     assert after["accuracy"] == 1.0
 
 
+@pytest.mark.slow  # make test-all only (issue 46): a whole run; faster tests run its lines
 def test_regression_uses_mean_squared_error(backbone, backbone_inputs):
     regressor = ak.AlbertClassifier(backbone, num_classes=1)
     regressor.compile(optimizer=keras.optimizers.Adam(1e-2), jit_compile=False)

@@ -37,6 +37,7 @@ def test_each_option_is_scored_on_its_own(chooser):
         np.testing.assert_allclose(logits[:, j], expected, atol=1e-5)
 
 
+@pytest.mark.slow  # make test-all only (issue 46): a whole run; faster tests run its lines
 def test_fit_lowers_the_loss_and_scores_accuracy(chooser):
     chooser.compile(optimizer=keras.optimizers.Adam(1e-2))
     inputs, labels = _choice_inputs(examples=4), np.array([0, 1, 2, 0])

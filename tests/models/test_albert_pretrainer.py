@@ -186,6 +186,7 @@ def test_compile_refuses_a_loss(pretrainer):
         pretrainer.compile(loss="mse")
 
 
+@pytest.mark.slow  # make test-all only (issue 46): a whole run; faster tests run its lines
 def test_mixed_bfloat16_fit_keeps_float32_logits(tiny_config, pretraining_batch):
     backbone = ak.AlbertBackbone(**tiny_config, dtype="mixed_bfloat16")
     pretrainer = ak.AlbertPretrainer(backbone)

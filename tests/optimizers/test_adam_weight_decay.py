@@ -83,6 +83,7 @@ def test_exclusions_on_the_classifier(tiny_config):
     assert sum(optimizer._decays) == 10
 
 
+@pytest.mark.slow  # make test-all only (issue 46): a whole run; faster tests run its lines
 def test_compile_default_and_keras_round_trip(tmp_path, tiny_config):
     classifier = ak.AlbertClassifier(ak.AlbertBackbone(**tiny_config), num_classes=2, dropout=0.0)
     classifier.compile(jit_compile=False)

@@ -127,6 +127,7 @@ def test_five_steps_equal_the_official_lamb_on_separate_query_key_value(
             assert np.abs(got[name] - start[name]).max() > 1e-4, name  # the others all moved
 
 
+@pytest.mark.slow  # make test-all only (issue 46): a whole run; faster tests run its lines
 def test_one_ratio_per_fused_variable_is_what_the_check_catches():
     """The check above fails with one trust ratio over q, k and v (the code before the fix)."""
     got, want, _ = train_both(Lamb(LEARNING_RATE, fused_slices={}), OFFICIAL_EXCLUSIONS)

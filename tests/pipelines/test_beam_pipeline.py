@@ -58,6 +58,7 @@ def test_sentencepiece_loads_once_per_process_whatever_the_dofn_instances(
     assert len(loads) == 1
 
 
+@pytest.mark.slow  # make test-all only (issue 46): a whole run; faster tests run its lines
 def test_worker_processes_load_sentencepiece_once_each_and_count_their_cpu(
     shared_data, tmp_path, capsys
 ):

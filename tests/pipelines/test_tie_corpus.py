@@ -189,6 +189,7 @@ def test_the_tiny_model_has_ties_the_test_can_meet(tiny_tie_model):
     assert sum(a != b for a, b in zip(whole, by_word)) > 0
 
 
+@pytest.mark.slow  # make test-all only (issue 46): a whole run; faster tests run its lines
 def test_beam_writes_the_local_writers_bytes_on_a_tie_corpus(shared_data, tmp_path):
     """Two documents per group, several groups per worker: the local writer and two Beam
     workers see the corpus in different batches."""

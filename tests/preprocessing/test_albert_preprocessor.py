@@ -48,6 +48,7 @@ def test_packed_layout(preprocessor):
     assert out["padding_mask"].tolist() == [[1] * 9 + [0]]
 
 
+@pytest.mark.slow  # make test-all only (issue 46): a whole run; faster tests run its lines
 def test_maps_over_tf_data_with_labels_and_weights(preprocessor):
     dataset = tf.data.Dataset.from_tensor_slices(((FIRST, SECOND), [1, 0, 1, 0], [1.0] * 4))
     x, y, weights = next(iter(dataset.batch(4).map(preprocessor)))

@@ -107,6 +107,7 @@ def softmax(logits):
     return exp / exp.sum(-1, keepdims=True)
 
 
+@pytest.mark.slow  # make test-all only (issue 46): a whole run; faster tests run its lines
 def test_strings_equal_glue_encoded_ids_before_and_after_keras_save(
     classifier, expected, saved_path
 ):
@@ -128,6 +129,7 @@ def test_strings_equal_glue_encoded_ids_before_and_after_keras_save(
     )
 
 
+@pytest.mark.slow  # make test-all only (issue 46): a whole run; faster tests run its lines
 def test_fit_on_raw_strings_and_pairs(classifier):
     backbone = AlbertBackbone.from_config(classifier.backbone.get_config())
     clone = AlbertClassifier(backbone, num_classes=3, preprocessor=classifier.preprocessor)

@@ -21,6 +21,7 @@ def finetuned(tmp_path_factory, tiny_spm):
     return folder, model_path
 
 
+@pytest.mark.slow  # make test-all only (issue 46): a whole run; faster tests run its lines
 def test_the_saved_model_predicts_strings_as_it_was_trained(finetuned):
     folder, model_path = finetuned
     model = keras.saving.load_model(model_path)

@@ -93,7 +93,8 @@ def simple_served(simple_export):
 
 # Each export traces and writes the whole graph (~25 CPU-s): the v2 head and the command's own
 # run are slow; the simple head covers the shared path in the default suite.
-@pytest.mark.parametrize("head", ["simple", pytest.param("v2", marks=pytest.mark.slow)])
+@pytest.mark.slow  # make test-all only (issue 46): a whole run; faster tests run its lines
+@pytest.mark.parametrize("head", ["simple", "v2"])
 def test_exported_answers_are_answer_questions_answers(vocabulary, tmp_path, head, request):
     if head == "simple":
         answerer, folder, signatures = request.getfixturevalue("simple_export")
@@ -142,6 +143,7 @@ def test_a_second_answerer_leaves_the_first_answerers_tokenizer_working(simple_e
     assert _pieces(simple_export[0].preprocessor.tokenizer) == expected
 
 
+@pytest.mark.slow  # make test-all only (issue 46): a whole run; faster tests run its lines
 def test_the_export_writes_warm_up_requests_that_replay_on_the_loaded_model(
     simple_export, simple_served
 ):

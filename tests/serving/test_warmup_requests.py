@@ -63,6 +63,7 @@ def test_the_shapes_are_every_row_count_at_every_width():
     ]
 
 
+@pytest.mark.slow  # make test-all only (issue 46): a whole run; faster tests run its lines
 def test_the_file_holds_one_request_per_shape_the_length_groups_run(served, preprocessor):
     assert (served / WARMUP_FILE).is_file()
     requests = read_warmup_requests(served)

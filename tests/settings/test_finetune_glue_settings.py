@@ -162,6 +162,7 @@ class _Recorded(Exception):
     """Raised where the run is recorded and training would start: the rest is the same run."""
 
 
+@pytest.mark.slow  # make test-all only (issue 46): a whole run; faster tests run its lines
 def test_settings_keywords_and_flags_record_the_same_run(tmp_path, tiny_spm, monkeypatch):
     import albert_keras as ak
     from albert_keras.jobs import finetune_glue_job as job

@@ -154,6 +154,7 @@ SQUAD = {"version": "v2.0", "data": [{"title": "t", "paragraphs": [{
              "answers": [{"text": "on the mat", "answer_start": 12}]} for i in range(3)]}]}]}  # fmt: skip
 
 
+@pytest.mark.slow  # make test-all only (issue 46): a whole run; faster tests run its lines
 def test_settings_and_keywords_record_the_same_run(tmp_path, tiny_spm):
     import albert_keras as ak
     from albert_keras.jobs.finetune_squad_job import finetune_squad

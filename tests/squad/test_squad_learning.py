@@ -38,6 +38,7 @@ def questions(squad_json, tmp_path_factory):
     return path
 
 
+@pytest.mark.slow  # make test-all only (issue 46): a whole run; faster tests run its lines
 def test_simple_head_memorizes_a_few_questions(questions, spm_path):
     settings = {"max_seq_length": 96, "doc_stride": 48, "max_query_length": 24}
     train = squad.make_squad_features(

@@ -87,6 +87,7 @@ def big_batch_run(converted, tiny_records, tmp_path_factory):
     return summary, printed.getvalue(), weights
 
 
+@pytest.mark.slow  # make test-all only (issue 46): a whole run; faster tests run its lines
 def test_init_from_a_converted_model_starts_at_its_own_loss(converted, tiny_records, big_batch_run):
     folder, source = converted
     own = held_out_loss(source, tiny_records["eval"])
@@ -136,6 +137,7 @@ def test_init_from_refuses_shape_changes_and_unknown_names(converted, tiny_recor
         pretrain(**arguments, init_from="no_such_model")
 
 
+@pytest.mark.slow  # make test-all only (issue 46): a whole run; faster tests run its lines
 def test_accumulated_run_ends_at_the_big_batch_weights(
     converted, tiny_records, big_batch_run, tmp_path
 ):

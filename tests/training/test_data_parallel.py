@@ -12,6 +12,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 
 RUN = pathlib.Path(__file__).with_name("data_parallel_run.py")
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -44,6 +45,7 @@ def report_of(run: subprocess.Popen) -> dict:
     return json.loads(lines[-1][len("REPORT ") :])
 
 
+@pytest.mark.slow  # make test-all only (issue 46): a whole run; faster tests run its lines
 def test_fit_over_8_devices_equals_1_device(tiny_records):
     runs = [start_on_devices(count, tiny_records["train"]) for count in (8, 1)]
     eight, one = [report_of(run) for run in runs]

@@ -59,6 +59,7 @@ def _glue_argv(glue_dir, model, output_dir, *extra):
             "--max_seq_length", "32", "--eval_every", "2", *extra]  # fmt: skip
 
 
+@pytest.mark.slow  # make test-all only (issue 46): a whole run; faster tests run its lines
 def test_finetune_glue_into_a_pretraining_folder_is_refused(
     small_glue, shared_data, tmp_path, capsys
 ):
@@ -169,6 +170,7 @@ def test_a_predict_file_with_no_usable_question_is_refused_before_training(
     assert not (tmp_path / "out").exists()  # refused before anything was trained or written
 
 
+@pytest.mark.slow  # make test-all only (issue 46): a whole run; faster tests run its lines
 def test_the_model_is_saved_before_predicting(squad_model, tmp_path, monkeypatch):
     train = _squad_file(tmp_path / "train.json", "v2.0", TRAIN)
 

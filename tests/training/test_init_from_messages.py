@@ -8,6 +8,7 @@ from albert_keras.jobs import pretrain
 from albert_keras.models import AlbertBackbone
 
 
+@pytest.mark.slow  # make test-all only (issue 46): a whole run; faster tests run its lines
 def test_mismatched_records_name_the_init_from_model(tiny_records, tmp_path):
     small = AlbertBackbone(vocabulary_size=10, num_layers=1, num_heads=2, embedding_dim=8,
                            hidden_dim=8, intermediate_dim=16, max_sequence_length=SEQ_LENGTH)  # fmt: skip

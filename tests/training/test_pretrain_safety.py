@@ -47,6 +47,7 @@ def _error_lines(stderr: str) -> list[str]:
     return [line for line in stderr.splitlines() if line.startswith("albert-keras")]
 
 
+@pytest.mark.slow  # make test-all only (issue 46): a whole run; faster tests run its lines
 def test_a_second_run_with_another_seed_is_refused_then_overwrite_replaces_it(
     tiny_records, tmp_path, capsys
 ):

@@ -48,6 +48,7 @@ def one_error_line(capsys):
     return lines[0]
 
 
+@pytest.mark.slow  # make test-all only (issue 46): a whole run; faster tests run its lines
 def test_pretrain_refuses_another_vocabulary_and_records_the_right_one(records, tmp_path, capsys):
     argv = ["pretrain", "--records", records["glob"], "--batch_size", "4", "--max_steps", "1"]
     argv += TINY

@@ -77,11 +77,13 @@ def glue_argv(inputs, model, output_dir):
             "4", "--max_seq_length", "32", "--eval_every", "1"]  # fmt: skip
 
 
+@pytest.mark.slow  # make test-all only (issue 46): a whole run; faster tests run its lines
 def test_pretrain_records_the_vocabulary_sha256(run, inputs):
     summary = json.loads((run / "summary.json").read_text())
     assert summary["vocabulary_sha256"] == file_sha256(inputs["tiny"])
 
 
+@pytest.mark.slow  # make test-all only (issue 46): a whole run; faster tests run its lines
 def test_without_spm_model_the_records_stats_give_it(inputs, tmp_path):
     out = tmp_path / "run"
     argv = ["pretrain", "--records", inputs["records"], "--batch_size", "4", "--max_steps", "1",

@@ -2,6 +2,7 @@
 
 import keras
 import numpy as np
+import pytest
 
 from albert_keras.training.step_progress import StepProgress, progress_callbacks
 from albert_keras_cli.main import main
@@ -59,6 +60,7 @@ def test_verbose_zero_is_silent():
     assert verbose == 0 and callbacks[0].batches_per_step == 4
 
 
+@pytest.mark.slow  # make test-all only (issue 46): a whole run; faster tests run its lines
 def test_pretrain_command_prints_steps_not_epochs(tiny_records, tmp_path, capsys):
     argv = ["pretrain", "--records", tiny_records["train"], "--output_dir", str(tmp_path)]
     argv += ["--batch_size", "16", "--max_steps", "6", "--checkpoint_every", "2"]

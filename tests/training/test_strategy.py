@@ -90,6 +90,7 @@ def mirrored_report():
     return run_check("tensorflow")
 
 
+@pytest.mark.slow  # make test-all only (issue 46): a whole run; faster tests run its lines
 def test_mirrored_predict_shapes_accuracies_and_finiteness(mirrored_report):
     one, several = mirrored_report["one_device"], mirrored_report["distributed"]
     assert (one["devices"], several["devices"]) == (1, 2)
