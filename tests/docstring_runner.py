@@ -88,6 +88,17 @@ DOCTESTS = _docstring_tests()
 JOB_MODULES = ("albert_keras.jobs.", "albert_keras.serving.", "albert_keras.distill.")
 
 
+def example_cases(examples: list, slow: set) -> list:
+    """`examples` as pytest cases, those named in `slow` marked slow (a name that is not an
+    example is an error: a renamed example would otherwise run in `make test` unnoticed)."""
+    unknown = slow - {test.name for test in examples}
+    assert not unknown, f"not docstring examples: {sorted(unknown)}"
+    return [
+        pytest.param(test, marks=[pytest.mark.slow] if test.name in slow else [], id=test.name)
+        for test in examples
+    ]
+
+
 def is_a_job_example(test) -> bool:
     return test.name.startswith(JOB_MODULES)
 

@@ -2,7 +2,13 @@
 (tests/test_docstring_examples_of_jobs.py), run as a doctest: see tests/docstring_runner.py."""
 
 import pytest
-from docstring_runner import DOCTESTS, doctest_files, is_a_job_example, run_example  # noqa: F401
+from docstring_runner import (  # noqa: F401
+    DOCTESTS,
+    doctest_files,
+    example_cases,
+    is_a_job_example,
+    run_example,
+)
 
 EXAMPLES = [test for test in DOCTESTS if not is_a_job_example(test)]
 
@@ -14,13 +20,8 @@ SLOW = {
     "albert_keras.models.albert_classifier.AlbertClassifier",
     "albert_keras.training.periodic_training.PeriodicTraining",
 }
-assert SLOW <= {test.name for test in EXAMPLES}, SLOW - {test.name for test in EXAMPLES}
 
 
-@pytest.mark.parametrize(
-    "test",
-    [pytest.param(t, marks=[pytest.mark.slow] if t.name in SLOW else []) for t in EXAMPLES],
-    ids=[test.name for test in EXAMPLES],
-)
+@pytest.mark.parametrize("test", example_cases(EXAMPLES, SLOW))
 def test_docstring_example(test, doctest_files, tmp_path, monkeypatch):  # noqa: F811
     run_example(test, doctest_files, tmp_path, monkeypatch)

@@ -3,7 +3,13 @@ SavedModels), run as doctests: see tests/docstring_runner.py. A file of their ow
 pytest-xdist runs them beside the other examples (tests/test_docstring_examples.py)."""
 
 import pytest
-from docstring_runner import DOCTESTS, doctest_files, is_a_job_example, run_example  # noqa: F401
+from docstring_runner import (  # noqa: F401
+    DOCTESTS,
+    doctest_files,
+    example_cases,
+    is_a_job_example,
+    run_example,
+)
 
 EXAMPLES = [test for test in DOCTESTS if is_a_job_example(test)]
 
@@ -19,13 +25,8 @@ SLOW = {
     "albert_keras.serving.task_exports.export_token_classifier",
     "albert_keras.serving.warmup_requests.warm_up",
 }
-assert SLOW <= {test.name for test in EXAMPLES}, SLOW - {test.name for test in EXAMPLES}
 
 
-@pytest.mark.parametrize(
-    "test",
-    [pytest.param(t, marks=[pytest.mark.slow] if t.name in SLOW else []) for t in EXAMPLES],
-    ids=[test.name for test in EXAMPLES],
-)
+@pytest.mark.parametrize("test", example_cases(EXAMPLES, SLOW))
 def test_docstring_example(test, doctest_files, tmp_path, monkeypatch):  # noqa: F811
     run_example(test, doctest_files, tmp_path, monkeypatch)
