@@ -38,7 +38,8 @@ all peers at that rate (ours with its warmup of 2.5% of `--max_steps`, HF's Trai
 warmup, keras-hub's constant Adam, as each recipe has it), each peer's best rate the one that
 reaches the target soonest. A peer's run at a later rate stops once it has trained longer than
 its best so far (it cannot win). Then it prints `time to accuracy, each at its best rate: ...`
-and the defaults' race and line as without it.
+(at once, and again at the end, above the defaults' line) and the defaults' race and line as
+without it.
 """
 
 import argparse
@@ -255,12 +256,14 @@ def with_rate(args, rate: float) -> argparse.Namespace:
     return argparse.Namespace(**{**vars(args), **dict.fromkeys(rates, rate)})
 
 
-def sweep(args, build, read, heldout: list) -> dict:
-    """One race per `--sweep` rate; returns each peer's best: its state and rate."""
-    best = {}
+def sweep(args, build, read, heldout: list) -> tuple[dict, dict]:
+    """One race per `--sweep` rate; returns each peer's best (its state and rate) and the
+    names of the peers raced (`tuned_names`)."""
+    best, names = {}, {}
     for rate in args.sweep:
         print(f"\nsweep: every peer at learning rate {rate:g}", flush=True)
-        peers, _ = build(with_rate(args, rate))
+        peers, default_policy = build(with_rate(args, rate))
+        names = tuned_names(default_policy, peers)
         budgets = {name: b["state"]["wall"] for name, b in best.items()}
         state = race(args, peers, read(True), heldout, budgets)
         for name, s in state.items():
@@ -270,7 +273,14 @@ def sweep(args, build, read, heldout: list) -> dict:
             "  best so far: "
             + ", ".join(f"{n} {b['rate']:g} ({b['state']['wall']:.0f} s)" for n, b in best.items())
         )
-    return best
+    return best, names
+
+
+def tuned_names(default_policy: str, peers) -> dict:
+    """Each peer's key (`ours`, `keras-hub`, `hf`) to its name in a race of `peers`: ours at
+    its default precision, the peers in float32 (their defaults)."""
+    names = {"ours": f"ours {default_policy}", "keras-hub": "keras-hub float32", "hf": "hf float32"}
+    return {key: name for key, name in names.items() if name in peers}
 
 
 def report_sweep(args, best: dict, names: dict) -> None:
@@ -327,14 +337,14 @@ def main(argv=None) -> int:
         ).as_numpy_iterator()
 
     heldout = list(itertools.islice(read(heldout_pattern, False), args.heldout_batches))
-    best = {}
     if args.sweep:
-        best = sweep(
+        best, names = sweep(
             args,
             lambda swept: build_peers(swept, vocabulary_size, workdir),
             lambda training: read(train, training),
             heldout,
         )
+        report_sweep(args, best, names)  # now, and again above the defaults' line at the end
     peers, default_policy = build_peers(args, vocabulary_size, workdir)
     print(
         f"model L{args.num_layers} H{args.hidden_dim} A{args.num_heads} E{args.embedding_dim} "
@@ -345,12 +355,7 @@ def main(argv=None) -> int:
     )
     state = race(args, peers, read(train, True), heldout)
     if args.sweep:
-        names = {
-            "ours": f"ours {default_policy}",
-            "keras-hub": "keras-hub float32",
-            "hf": "hf float32",
-        }
-        report_sweep(args, best, {k: n for k, n in names.items() if n in state})
+        report_sweep(args, best, names)
     report(args, state, default_policy)
     return 0
 
