@@ -9,9 +9,10 @@ import math
 from albert_keras_contracts.catalogue import get_glue_task, import_task_module
 from albert_keras_contracts.catalogue import trainable_task_names as _trainable_task_names
 from albert_keras_settings.choices import JIT_COMPILE
-from albert_keras_settings.setting import check_choices, paths_as_strings, setting
+from albert_keras_settings.setting import check_choices, check_number, paths_as_strings, setting
 from albert_keras_settings.shared_settings import (
     accept_old_text_path_setting,
+    dropout_setting,
     fine_tuning_spm_setting,
     mixed_precision_setting,
     overwrite_setting,
@@ -132,6 +133,7 @@ class FinetuneGlueSettings:
     eval_every: int | None = setting(
         None, "steps between dev evaluations; none: the official checkpoint interval"
     )
+    dropout: float = dropout_setting()
     patience: int = setting(5, "stop after this many evaluations without improvement (0: never)")
     seed: int = setting(12345, "seeds the classifier head, dropout and the data order")
     strategy: str = strategy_setting()
@@ -157,6 +159,7 @@ class FinetuneGlueSettings:
             value = getattr(self, name)
             if value is not None and not (math.isfinite(value) and value >= 0):
                 raise ValueError(f"--{name} must be >= 0, got {value}")
+        check_number("dropout", self.dropout, at_least=0, below=1)
         if self.train_file is not None:
             if self.task is not None:
                 raise ValueError("give --task (a GLUE task) or --train_file (your own), not both")

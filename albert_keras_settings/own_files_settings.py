@@ -13,6 +13,7 @@ from albert_keras_settings.setting import (
 from albert_keras_settings.setting import setting as _setting
 from albert_keras_settings.shared_settings import (
     accept_old_text_path_setting,
+    dropout_setting,
     fine_tuning_spm_setting,
     mixed_precision_setting,
     strategy_setting,
@@ -52,7 +53,7 @@ class OwnFilesSettings:
     max_steps: int | None = _setting(None, "stop after this many steps; none: the epochs' steps")
     learning_rate: float = _setting(5e-5, "the peak learning rate (AdamWeightDecay)")
     warmup_proportion: float = _setting(0.1, "the share of steps the learning rate rises over")
-    dropout: float = _setting(0.1, "dropout before the head")
+    dropout: float = dropout_setting()
     seed: int = _setting(12345, "seeds the head, dropout and the data order")
     strategy: str = strategy_setting()
     mixed_precision: str = mixed_precision_setting()

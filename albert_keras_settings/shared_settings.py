@@ -1,5 +1,6 @@
 """The settings several jobs take, each worded once: `--overwrite`, `--strategy`,
-`--mixed_precision`, the fine-tuning jobs' `--spm_model` and `--accept_old_text_path`."""
+`--mixed_precision`, the fine-tuning jobs' `--spm_model`, `--accept_old_text_path` and
+`--dropout`."""
 
 from __future__ import annotations
 
@@ -46,6 +47,15 @@ def accept_old_text_path_setting(what: str) -> Any:
         False,
         f"use {what} made by an older text path (ids other than the official ALBERT code's: "
         "'' read as \", no digit-comma split) as they are; without it they are refused",
+    )
+
+
+def dropout_setting() -> Any:
+    """The fine-tuning jobs' `dropout` setting: before the new head, the official 0.1."""
+    return setting(
+        0.1,
+        "dropout before the new head (the official 0.1); the draws are per replica, so a run "
+        "over other replicas draws other masks (0: any replica layout trains alike)",
     )
 
 

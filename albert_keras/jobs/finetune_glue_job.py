@@ -4,7 +4,7 @@ As the official `run_classifier.py` + `run_glue.sh`: per-task defaults (learning
 warmup, steps; max_seq_length 512, or the model's own where shorter), the official
 AdamWeightDecay (Adam without bias correction, weight decay 0.01 not on LayerNorm or biases)
 under warmup + linear decay, gradients clipped to
-norm 1, dropout 0.1 on the pooled output, evaluation of the dev split every `eval_every` steps
+norm 1, dropout 0.1 on the pooled output (`--dropout`), evaluation of the dev split every `eval_every` steps
 and the best checkpoint kept. We add early stopping on the task's main dev metric (`patience`
 evaluations without improvement) and run under a distribution strategy (`--strategy`, as
 `pretrain`): the classifier is built, trained and scored inside it.
@@ -161,7 +161,10 @@ class _FinetuneGlue(JobRun):
             split: glue_dataset(dev, self.encoder, batch_size, with_labels=False)
             for split, dev in self.devs.items()
         }
-        train_data = glue_dataset(self.train, self.encoder, batch_size, training=True, seed=seed)
+        # Global batches; on several workers each keeps its replicas' rows, as pretraining does.
+        train_data = self.worker_rows(
+            glue_dataset(self.train, self.encoder, batch_size, training=True, seed=seed)
+        )
         self.history, self.steps_trained = _fit(
             model, self.task, train_data, self.dev_inputs, self.devs, self.hyperparameters,
             self.verbose,
@@ -333,7 +336,7 @@ def _hyperparameters(task: GlueTask, s: FinetuneGlueSettings) -> dict:
         "eval_every": min(given(s.eval_every, task.eval_every), steps),
         "patience": s.patience,
         "seed": s.seed,
-        "classifier_dropout": 0.1,
+        "classifier_dropout": s.dropout,
         "weight_decay": 0.01,  # AdamWeightDecay's default, the official value
     }
 

@@ -213,10 +213,11 @@ def replica_rows(dataset: tf.data.Dataset, context: tf.distribute.InputContext):
     local = replicas // context.num_input_pipelines
     first = context.input_pipeline_id * local
 
-    def blocks(batch):
-        return tf.nest.map_structure(
+    def blocks(*batch):  # a dict of features, or a tuple such as `(inputs, labels)`
+        split = tf.nest.map_structure(
             lambda x: tf.reshape(x, tf.concat([[replicas, -1], tf.shape(x)[1:]], 0)), batch
         )
+        return split if len(split) > 1 else split[0]
 
     def mine(index, _):
         return (index % replicas >= first) & (index % replicas < first + local)

@@ -153,15 +153,15 @@ def test_distill_shares_the_skeleton(teacher_path, distill_records, tmp_path):
 
 @pytest.mark.slow
 def test_finetune_glue_on_two_workers_the_chief_alone_writes(shared_data, tmp_path):
-    """`finetune-glue` goes through the same `JobRun`: both workers exit 0 and only the chief
-    writes --output_dir, with the entries a one-process run writes. (Its losses are not yet a
-    one-process run's: its data is Keras's auto-sharded dataset and its head's and dropout's
-    draws differ per replica; docs/scaling.md.)"""
+    """`finetune-glue` goes through the same `JobRun` and takes its rows of each global batch
+    as pretraining does: both workers exit 0 and only the chief writes --output_dir, with the
+    entries and evaluations a one-process run writes. (Its weights are not yet a one-process
+    run's in every run, even with `--dropout 0`: docs/scaling.md.)"""
     sentences = ["a gorgeous , witty , seductive movie .", "dull and lifeless ."]
     glue = tmp_path / "glue"
     (glue / "SST-2").mkdir(parents=True)
     for split, rows in (("train", 32), ("dev", 16)):
-        lines = [f"{sentences[i % 2]}\t{i % 2}" for i in range(rows)]
+        lines = [f"{sentences[i % 3 % 2]}\t{i % 3 % 2}" for i in range(rows)]
         (glue / "SST-2" / f"{split}.tsv").write_text("sentence\tlabel\n" + "\n".join(lines) + "\n")
     model = tmp_path / "model"
     model.mkdir()
@@ -177,7 +177,7 @@ def test_finetune_glue_on_two_workers_the_chief_alone_writes(shared_data, tmp_pa
             "-m", "albert_keras_cli", "finetune-glue", "--task", "SST-2", "--glue_dir",
             str(glue), "--model", str(model / "backbone.keras"), "--output_dir", str(output_dir),
             "--max_steps=4", "--batch_size=8", "--max_seq_length=32", "--eval_every=2",
-            "--seed=1", f"--strategy={strategy}",
+            "--dropout=0", "--seed=1", f"--strategy={strategy}",
         ]  # fmt: skip
 
     one, two = tmp_path / "one", tmp_path / "two"
@@ -188,3 +188,7 @@ def test_finetune_glue_on_two_workers_the_chief_alone_writes(shared_data, tmp_pa
     assert sorted(os.listdir(two)) == sorted(os.listdir(one))
     assert MANIFEST in os.listdir(two) and "model.keras" in os.listdir(two)
     assert os.listdir(worker_tmp) == []
+    a, b = (json.loads((folder / "metrics.json").read_text()) for folder in (one, two))
+    assert [h["step"] for h in b["history"]] == [h["step"] for h in a["history"]] == [2, 4]
+    assert b["distribution"]["replicas"] == 2 and a["distribution"]["replicas"] == 1
+    assert b["hyperparameters"]["classifier_dropout"] == 0

@@ -56,6 +56,15 @@ def test_two_replicas_per_worker_take_consecutive_blocks():
     assert got == [[4, 5], [6, 7], [12, 13], [14, 15]]
 
 
+def test_labelled_batches_keep_inputs_and_labels_together():
+    # finetune-glue's batches are `(inputs, labels)` tuples.
+    rows = tf.data.Dataset.range(8).batch(4).map(lambda x: ({"ids": x, "twice": 2 * x}, -x))
+    context = tf.distribute.InputContext(2, 0, num_replicas_in_sync=2)
+    got = [(i["ids"].tolist(), i["twice"].tolist(), y.tolist())
+           for i, y in workers.replica_rows(rows, context).as_numpy_iterator()]  # fmt: skip
+    assert got == [([0, 1], [0, 2], [0, -1]), ([4, 5], [8, 10], [-4, -5])]
+
+
 def test_a_lost_worker_is_named_with_its_address(monkeypatch):
     cluster = {"worker": ["localhost:1111", "localhost:2222"]}
     config = {"cluster": cluster, "task": {"type": "worker", "index": 0}}

@@ -48,6 +48,7 @@ TODAY = [
     ("learning_rate", ("--learning_rate",), None, None, False, float),
     ("warmup_steps", ("--warmup_steps",), None, None, False, int),
     ("eval_every", ("--eval_every",), None, None, False, int),
+    ("dropout", ("--dropout",), 0.1, None, False, float),
     ("patience", ("--patience",), 5, None, False, int),
     ("seed", ("--seed",), 12345, None, False, int),
     ("strategy", ("--strategy",), "auto", STRATEGIES, False, str),
@@ -115,6 +116,7 @@ GOOD = {"task": "RTE", "glue_dir": "glue", "init_from": "m.keras", "output_dir":
         ({"learning_rate": -1e-5}, "--learning_rate must be >= 0, got -1e-05"),
         ({"warmup_steps": -1}, "--warmup_steps must be >= 0, got -1"),
         ({"patience": -1}, "--patience must be >= 0, got -1"),
+        ({"dropout": 1.0}, "--dropout=1.0 must be a finite number >= 0 and < 1"),
         ({"glue_dir": None}, "--glue_dir is required with --source tsv"),
     ],
 )
