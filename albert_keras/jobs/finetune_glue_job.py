@@ -3,9 +3,9 @@
 As the official `run_classifier.py` + `run_glue.sh`: per-task defaults (learning rate, batch,
 warmup, steps; max_seq_length 512, or the model's own where shorter), the official
 AdamWeightDecay (Adam without bias correction, weight decay 0.01 not on LayerNorm or biases)
-under warmup + linear decay, gradients clipped to
-norm 1, dropout 0.1 on the pooled output (`--dropout`), evaluation of the dev split every `eval_every` steps
-and the best checkpoint kept. We add early stopping on the task's main dev metric (`patience`
+under warmup + linear decay, gradients clipped to norm 1, dropout 0.1 on the pooled output
+(`--dropout`), evaluation of the dev split every `eval_every` steps and the best checkpoint
+kept. We add early stopping on the task's main dev metric (`patience`
 evaluations without improvement) and run under a distribution strategy (`--strategy`, as
 `pretrain`): the classifier is built, trained and scored inside it.
 
