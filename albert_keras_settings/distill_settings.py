@@ -118,6 +118,7 @@ class DistillSettings:
     eval_steps: int = _as_in_pretraining("eval_steps")
     checkpoint_every: int = _as_in_pretraining("checkpoint_every")
     strategy: str = _as_in_pretraining("strategy")
+    deterministic: bool = _as_in_pretraining("deterministic")
     mixed_precision: str = _as_in_pretraining("mixed_precision")
     jit_compile: str = _as_in_pretraining("jit_compile")
     steps_per_execution: int = _as_in_pretraining("steps_per_execution")

@@ -12,6 +12,7 @@ from albert_keras_settings.choices import JIT_COMPILE
 from albert_keras_settings.setting import check_choices, check_number, paths_as_strings, setting
 from albert_keras_settings.shared_settings import (
     accept_old_text_path_setting,
+    deterministic_setting,
     dropout_setting,
     fine_tuning_spm_setting,
     mixed_precision_setting,
@@ -137,6 +138,7 @@ class FinetuneGlueSettings:
     patience: int = setting(5, "stop after this many evaluations without improvement (0: never)")
     seed: int = setting(12345, "seeds the classifier head, dropout and the data order")
     strategy: str = strategy_setting()
+    deterministic: bool = deterministic_setting()
     mixed_precision: str = mixed_precision_setting()
     jit_compile: str = setting(
         "auto",

@@ -15,6 +15,7 @@ from albert_keras_settings.setting import (
 )
 from albert_keras_settings.shared_settings import (
     accept_old_text_path_setting,
+    deterministic_setting,
     fine_tuning_spm_setting,
     mixed_precision_setting,
     overwrite_setting,
@@ -122,6 +123,7 @@ class FinetuneSquadSettings:
     n_best_size: int = setting(20, "candidate answers kept per question")
     max_answer_length: int = setting(30, "longest answer, in pieces")
     strategy: str = strategy_setting()
+    deterministic: bool = deterministic_setting()
     seed: int = setting(12345, "seeds the head's initial weights, dropout and the shuffle")
     mixed_precision: str = mixed_precision_setting()
     strict: bool = setting(

@@ -13,6 +13,7 @@ from albert_keras_settings.setting import (
 from albert_keras_settings.setting import setting as _setting
 from albert_keras_settings.shared_settings import (
     accept_old_text_path_setting,
+    deterministic_setting,
     dropout_setting,
     fine_tuning_spm_setting,
     mixed_precision_setting,
@@ -56,6 +57,7 @@ class OwnFilesSettings:
     dropout: float = dropout_setting()
     seed: int = _setting(12345, "seeds the head, dropout and the data order")
     strategy: str = strategy_setting()
+    deterministic: bool = deterministic_setting()
     mixed_precision: str = mixed_precision_setting()
 
     def __post_init__(self):

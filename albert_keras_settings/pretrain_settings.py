@@ -14,6 +14,7 @@ from albert_keras_settings.setting import (
 )
 from albert_keras_settings.shared_settings import (
     accept_old_text_path_setting,
+    deterministic_setting,
     mixed_precision_setting,
     overwrite_setting,
     strategy_setting,
@@ -79,6 +80,7 @@ class PretrainSettings:
     eval_steps: int = setting(100, "at most this many batches; 0: all")
     checkpoint_every: int = setting(1000, "steps")
     strategy: str = strategy_setting()
+    deterministic: bool = deterministic_setting()
     mixed_precision: str = mixed_precision_setting()
     jit_compile: str = setting("auto", "XLA; auto: on except on a CPU", choices=JIT_COMPILE)
     steps_per_execution: int = setting(1, "steps per compiled call (large values help TPUs)")

@@ -1,5 +1,5 @@
 """The settings several jobs take, each worded once: `--overwrite`, `--strategy`,
-`--mixed_precision`, the fine-tuning jobs' `--spm_model`, `--accept_old_text_path` and
+`--deterministic`, `--mixed_precision`, the fine-tuning jobs' `--spm_model`, `--accept_old_text_path` and
 `--dropout`."""
 
 from __future__ import annotations
@@ -66,6 +66,15 @@ def strategy_setting() -> Any:
         "how training spreads over devices (albert_keras.training.get_strategy); auto: a TPU, "
         "else several workers (TF_CONFIG), else every GPU, else the CPU",
         choices=STRATEGIES,
+    )
+
+
+def deterministic_setting() -> Any:
+    """The `deterministic` setting (TensorFlow's op determinism, docs/scaling.md), default False."""
+    return setting(
+        False,
+        "TensorFlow's op determinism: a rerun repeats every bit, and several workers equal one "
+        "process (docs/scaling.md); some steps run slower. It stays on in a Python process",
     )
 
 

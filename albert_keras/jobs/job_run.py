@@ -9,6 +9,7 @@ import tempfile
 import time
 
 import keras
+import tensorflow as tf
 
 from albert_keras.training import strategy as strategies
 from albert_keras.training.model_files import save_keras, writing
@@ -37,15 +38,15 @@ INPUT_SETTINGS = (
 class JobRun:
     """One run of a job, from its settings to a written folder, in the steps every job shares.
 
-    `run()` goes: resolve the settings -> strategy -> precision -> `read_inputs` (everything
-    that can fail before the folder is touched; returns the run's arguments) -> seed ->
-    `output_folder` (ownership and lock: equal arguments resume) -> `prepare` (what needs the
-    folder, such as the step a checkpoint saved) -> in the strategy's scope, `build` (the
-    model, restored or initialized) and `fit` -> `evaluate` (in the scope) -> `save`, atomic,
-    which runs even when the evaluation fails, so the training is never lost -> `summary`,
-    written atomically as `summary_file`. A job subclasses it and overrides the hooks: its data
-    (`read_inputs`, `prepare`), its model (`build`, `fit`, `save`) and its metrics
-    (`evaluate`, `summary`).
+    `run()` goes: resolve the settings -> op determinism (when `deterministic`) -> strategy ->
+    precision -> `read_inputs` (everything that can fail before the folder is touched; returns
+    the run's arguments) -> seed -> `output_folder` (ownership and lock: equal arguments
+    resume) -> `prepare` (what needs the folder, such as the step a checkpoint saved) -> in the
+    strategy's scope, `build` (the model, restored or initialized) and `fit` -> `evaluate` (in
+    the scope) -> `save`, atomic, which runs even when the evaluation fails, so the training is
+    never lost -> `summary`, written atomically as `summary_file`. A job subclasses it and
+    overrides the hooks: its data (`read_inputs`, `prepare`), its model (`build`, `fit`,
+    `save`) and its metrics (`evaluate`, `summary`).
 
     Args:
         settings: the job's settings (an instance of `settings_class`), or None.
@@ -63,6 +64,7 @@ class JobRun:
     ...     output_dir: str
     ...     seed: int = 1
     ...     strategy: str = "auto"
+    ...     deterministic: bool = False
     ...     mixed_precision: str = "float32"
     ...     overwrite: bool = False
     >>> class FitLine(JobRun):
@@ -113,6 +115,9 @@ class JobRun:
         self.started = time.time()
         # Never over what it reads: the output folder is no input, holds none, lies in none.
         check_apart("--output_dir", s.output_dir, self.input_paths())
+        if s.deterministic:
+            # Process-wide, and for good: TensorFlow has no public way to turn it off.
+            tf.config.experimental.enable_op_determinism()
         if self.seed_first:
             keras.utils.set_random_seed(s.seed)
         self.distribution = strategies.get_strategy(s.strategy)

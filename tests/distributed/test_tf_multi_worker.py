@@ -152,11 +152,13 @@ def test_distill_shares_the_skeleton(teacher_path, distill_records, tmp_path):
 
 
 @pytest.mark.slow
-def test_finetune_glue_on_two_workers_the_chief_alone_writes(shared_data, tmp_path):
+def test_finetune_glue_on_two_workers_equals_one_process(shared_data, tmp_path):
     """`finetune-glue` goes through the same `JobRun` and takes its rows of each global batch
-    as pretraining does: both workers exit 0 and only the chief writes --output_dir, with the
-    entries and evaluations a one-process run writes. (Its weights are not yet a one-process
-    run's in every run, even with `--dropout 0`: docs/scaling.md.)"""
+    as pretraining does: both workers exit 0, only the chief writes --output_dir, and with
+    `--dropout 0` (each replica draws its own masks) and `--deterministic` the scores and
+    weights are a one-process run's. (Without op determinism, some of TensorFlow's CPU kernels
+    sum in an order that varies with thread timing; Adam on this two-sentence task turns those
+    last-bit differences into ~5e-5 in the weights in about one run in three.)"""
     sentences = ["a gorgeous , witty , seductive movie .", "dull and lifeless ."]
     glue = tmp_path / "glue"
     (glue / "SST-2").mkdir(parents=True)
@@ -177,7 +179,8 @@ def test_finetune_glue_on_two_workers_the_chief_alone_writes(shared_data, tmp_pa
             "-m", "albert_keras_cli", "finetune-glue", "--task", "SST-2", "--glue_dir",
             str(glue), "--model", str(model / "backbone.keras"), "--output_dir", str(output_dir),
             "--max_steps=4", "--batch_size=8", "--max_seq_length=32", "--eval_every=2",
-            "--dropout=0", "--seed=1", f"--strategy={strategy}",
+            "--dropout=0", "--seed=1", "--learning_rate=1e-3", "--warmup_steps=0",
+            "--deterministic", f"--strategy={strategy}",
         ]  # fmt: skip
 
     one, two = tmp_path / "one", tmp_path / "two"
@@ -192,3 +195,11 @@ def test_finetune_glue_on_two_workers_the_chief_alone_writes(shared_data, tmp_pa
     assert [h["step"] for h in b["history"]] == [h["step"] for h in a["history"]] == [2, 4]
     assert b["distribution"]["replicas"] == 2 and a["distribution"]["replicas"] == 1
     assert b["hyperparameters"]["classifier_dropout"] == 0
+    for x, y in zip(a["history"], b["history"]):
+        np.testing.assert_allclose(y["accuracy"], x["accuracy"], rtol=TOLERANCE)
+    for x, y in zip(_weights(one), _weights(two), strict=True):
+        np.testing.assert_allclose(y, x, atol=TOLERANCE)
+    # Not equal for want of training: the four steps moved the backbone.
+    start = keras.saving.load_model(model / "backbone.keras").get_weights()
+    trained = keras.saving.load_model(two / "model.keras", compile=False).backbone.get_weights()
+    assert max(float(np.max(np.abs(x - y))) for x, y in zip(start, trained, strict=True)) > 1e-4

@@ -38,6 +38,7 @@ TODAY = {
     "--eval_steps": (100, int, None, False),
     "--checkpoint_every": (1000, int, None, False),
     "--strategy": ("auto", str, STRATEGIES, False),
+    "--deterministic": (False, "switch", None, False),  # issue 44
     "--mixed_precision": ("auto", str, PRECISIONS, False),
     "--jit_compile": ("auto", str, ("auto", "true", "false"), False),
     "--steps_per_execution": (1, int, None, False),

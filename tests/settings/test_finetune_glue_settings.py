@@ -52,6 +52,7 @@ TODAY = [
     ("patience", ("--patience",), 5, None, False, int),
     ("seed", ("--seed",), 12345, None, False, int),
     ("strategy", ("--strategy",), "auto", STRATEGIES, False, str),
+    ("deterministic", ("--deterministic",), False, None, False, None),  # issue 44
     ("mixed_precision", ("--mixed_precision",), "auto", PRECISIONS, False, str),
     ("jit_compile", ("--jit_compile",), "auto", ("auto", "true", "false"), False, str),
 ]

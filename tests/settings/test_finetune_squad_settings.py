@@ -46,6 +46,7 @@ TODAY = [
     ("n_best_size", ("--n_best_size",), 20, None, False, int),
     ("max_answer_length", ("--max_answer_length",), 30, None, False, int),
     ("strategy", ("--strategy",), "auto", STRATEGIES, False, str),
+    ("deterministic", ("--deterministic",), False, None, False, None),  # issue 44
     ("seed", ("--seed",), 12345, None, False, int),
     ("mixed_precision", ("--mixed_precision",), "auto", PRECISIONS, False, str),
     ("strict", ("--strict",), False, None, False, None),  # issue 43
