@@ -16,6 +16,7 @@ class ToySettings:
     output_dir: str
     seed: int = 5
     strategy: str = "cpu"
+    deterministic: bool = False
     mixed_precision: str = "float32"
     overwrite: bool = False
     fail_evaluation: bool = False
