@@ -29,7 +29,8 @@ install-hf: install
 # PYTEST_ARGS adds pytest flags, e.g. PYTEST_ARGS=--durations=25 for the 25 slowest tests.
 # --dist loadfile: each test file runs on one worker, so its module fixtures (a fine-tuned model,
 # a folder of records) are built once, not once per worker that gets some of its tests.
-XDIST := -n 2 --dist loadfile
+# --no-loadscope-reorder: files go out in collection order, the longest first (tests/conftest.py).
+XDIST := -n 2 --dist loadfile --no-loadscope-reorder
 test: install
 	$(PY) -m pytest -q $(XDIST) -m "not slow" $(PYTEST_ARGS)
 

@@ -110,14 +110,20 @@ SLOW_CASES = {
 }  # fmt: skip
 
 
-# make test's longest files (CPU seconds on 2 cores), started first so that pytest-xdist's two
-# workers end together instead of one finishing a long file alone (`--dist loadfile` hands out
-# files in collection order).
+# make test's longest files (seconds of wall time on 2 cores, longest first, measured with
+# `--durations`), started first so that pytest-xdist's two workers end together instead of one
+# finishing a long file alone. `--dist loadfile` hands out files in collection order only with
+# `--no-loadscope-reorder` (the Makefile's XDIST); by default it orders them by test count.
 LONGEST_FIRST = [
-    "tests/jobs/test_pretrain_job.py", "tests/test_docstring_examples_of_jobs.py",
-    "tests/test_docstring_examples.py", "tests/jobs/test_finetune_glue.py",
-    "tests/study/test_run_study.py", "tests/models/test_jax_backend.py",
-    "tests/serving/test_export_saved_model.py", "tests/models/test_albert_pretrainer.py",
+    "tests/study/test_run_study.py", "tests/jobs/test_pretrain_job.py",
+    "tests/safety/test_data_safety.py", "tests/test_docstring_examples.py",
+    "tests/training/test_strategy.py", "tests/jobs/test_finetune_glue.py",
+    "tests/jobs/test_finetune_user_files.py", "tests/serving/test_export_saved_model.py",
+    "tests/models/test_jax_backend.py", "tests/models/test_bf16_round_trip.py",
+    "tests/pipelines/test_read_pretraining_records.py", "tests/jobs/test_finetune_squad.py",
+    "tests/models/test_albert_pretrainer.py", "tests/cli/test_predict.py",
+    "tests/preprocessing/test_albert_preprocessor.py", "tests/models/test_albert_task.py",
+    "tests/test_docstring_examples_of_jobs.py",
 ]  # fmt: skip
 
 

@@ -151,8 +151,7 @@ def test_a_killed_study_resumes_without_redoing_finished_runs(shared_data, tmp_p
     spec = _spec(shared_data, tmp_path)
     spec["cells"] = [{"name": "A", "sentence_objective": "sop"},
                      {"name": "B", "sentence_objective": "none"}]  # fmt: skip
-    spec["baseline"] = False
-    spec["tasks"] = []
+    spec.update({"baseline": False, "tasks": [], "steps": 2, "heldout_max_examples": 8})
     out = str(tmp_path / "out")
     real_finetune = study_cell._intrinsic
     calls = []
