@@ -57,7 +57,9 @@ def ours_peer(args, init, policy: str) -> Peer:
     schedule = WarmupLinearDecay(args.ours_learning_rate, warmup, args.max_steps)
     pretrainer.compile(
         optimizer=loss_scaled(Lamb(learning_rate=schedule), policy),
-        jit_compile=strategies.resolve_jit_compile("auto", strategies.get_strategy("auto")),
+        jit_compile=strategies.resolve_jit_compile(
+            args.ours_jit_compile, strategies.get_strategy("auto")
+        ),
     )
 
     def train(batches):

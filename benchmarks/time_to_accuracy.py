@@ -77,6 +77,12 @@ def parse_arguments(argv=None) -> argparse.Namespace:
     add("--precision", default="defaults,float32", help="defaults (each as it comes), float32")
     add("--peers", default="ours,keras-hub,hf")
     add("--ours_learning_rate", type=float, default=OURS_LEARNING_RATE)
+    add(
+        "--ours_jit_compile",
+        choices=("auto", "true", "false"),
+        default="auto",
+        help="ours' XLA, as `pretrain --jit_compile` (auto: off on a CPU, on elsewhere)",
+    )
     add("--hf_learning_rate", type=float, default=HF_LEARNING_RATE)
     add("--keras_hub_learning_rate", type=float, default=KERAS_HUB_LEARNING_RATE)
     add("--batch_size", type=int, default=32)
