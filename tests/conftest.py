@@ -110,21 +110,6 @@ SLOW_CASES = {
 }  # fmt: skip
 
 
-# make test's longest files (seconds of wall time on 2 cores, longest first, measured with
-# `--durations`), started first so that pytest-xdist's two workers end together instead of one
-# finishing a long file alone. `--dist loadfile` hands out files in collection order only with
-# `--no-loadscope-reorder` (the Makefile's XDIST); by default it orders them by test count.
-LONGEST_FIRST = [
-    "tests/study/test_run_study.py", "tests/jobs/test_pretrain_job.py",
-    "tests/safety/test_data_safety.py", "tests/test_docstring_examples.py",
-    "tests/training/test_strategy.py", "tests/jobs/test_finetune_glue.py",
-    "tests/jobs/test_finetune_user_files.py", "tests/serving/test_export_saved_model.py",
-    "tests/models/test_jax_backend.py", "tests/models/test_bf16_round_trip.py",
-    "tests/pipelines/test_read_pretraining_records.py", "tests/jobs/test_finetune_squad.py",
-    "tests/models/test_albert_pretrainer.py", "tests/cli/test_predict.py",
-    "tests/preprocessing/test_albert_preprocessor.py", "tests/models/test_albert_task.py",
-    "tests/test_docstring_examples_of_jobs.py",
-]  # fmt: skip
 
 
 @pytest.hookimpl(tryfirst=True)  # before `-m "not slow"` deselects
@@ -144,8 +129,6 @@ def pytest_collection_modifyitems(config, items):
     )  # fmt: skip
     if missing:
         raise pytest.UsageError(f"SLOW_CASES names cases that do not exist: {', '.join(missing)}")
-    rank = {path: index for index, path in enumerate(LONGEST_FIRST)}
-    items.sort(key=lambda item: rank.get(item.nodeid.split("::")[0], len(rank)))  # stable
     unmarked = [
         item.nodeid
         for item in items
