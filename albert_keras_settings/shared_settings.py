@@ -1,6 +1,6 @@
 """The settings several jobs take, each worded once: `--overwrite`, `--strategy`,
-`--deterministic`, `--mixed_precision`, the fine-tuning jobs' `--spm_model`, `--accept_old_text_path` and
-`--dropout`."""
+`--deterministic`, `--mixed_precision`, and the fine-tuning jobs' `--spm_model`,
+`--accept_old_text_path` and `--dropout`."""
 
 from __future__ import annotations
 

@@ -110,8 +110,6 @@ SLOW_CASES = {
 }  # fmt: skip
 
 
-
-
 @pytest.hookimpl(tryfirst=True)  # before `-m "not slow"` deselects
 def pytest_collection_modifyitems(config, items):
     """Marks `SLOW_CASES` slow (a case that no longer exists is an error: a renamed case would

@@ -23,7 +23,7 @@ SLOW = {
     "albert_keras.jobs.finetune_tokens_job.finetune_tokens",
     "albert_keras.jobs.pretrain_job.pretrain",
     "albert_keras.serving.export_saved_model.export_saved_model",
-    # 40 s: a SQuAD answerer's export, which test_question_answering_export's fixture makes too.
+    # 40 s: a SQuAD answerer's export, as test_question_answering_export's slow tests make.
     "albert_keras.serving.question_answering_export.export_question_answerer",
     "albert_keras.serving.task_exports.export_multiple_choice",
     "albert_keras.serving.task_exports.export_token_classifier",

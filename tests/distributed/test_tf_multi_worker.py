@@ -158,7 +158,7 @@ def test_finetune_glue_on_two_workers_equals_one_process(shared_data, tmp_path):
     `--dropout 0` (each replica draws its own masks) and `--deterministic` the scores and
     weights are a one-process run's. (Without op determinism, some of TensorFlow's CPU kernels
     sum in an order that varies with thread timing; Adam on this two-sentence task turns those
-    last-bit differences into ~5e-5 in the weights in about one run in three.)"""
+    last-bit differences into 4e-5 to 7e-5 in the weights: 6 of 8 runs, 29 November.)"""
     sentences = ["a gorgeous , witty , seductive movie .", "dull and lifeless ."]
     glue = tmp_path / "glue"
     (glue / "SST-2").mkdir(parents=True)
