@@ -17,7 +17,6 @@ only parsed (in a fixed order), every pass p over the data is shuffled with its 
 nothing depends on iterator history.
 """
 
-import contextlib
 import dataclasses
 from collections.abc import Sequence
 
@@ -35,9 +34,8 @@ from pipelines.record_checks import (
     value_limits,
 )
 from pipelines.record_files import count_records, list_record_files
+from pipelines.seeded_passes import seeded_passes
 
-# With `start_step`, passes are numbered up to here: "forever" for any real run.
-MAX_PASSES = 2**40
 # Examples in the shuffle buffer.
 SHUFFLE_BUFFER_SIZE = 10_000
 # Files read at once; fixed (not AUTOTUNE) so a seeded order does not depend on the machine's
@@ -134,7 +132,7 @@ def read_pretraining_records(
             raise ValueError("start_step does not go with input_context")
         examples = _parsed_in_order(files, lengths, batch_size, limits)
         num_examples = count_records(files) if num_examples is None else num_examples
-        return _seeded_passes(examples, batch_size, num_examples=num_examples, seed=seed,
+        return _resumable_batches(examples, batch_size, num_examples=num_examples, seed=seed,
                               start_step=start_step, masking=masking)  # fmt: skip
     return _streamed(files, lengths, batch_size, shuffle=shuffle, repeat=repeat, seed=seed,
                      masking=masking, input_context=input_context,
@@ -268,27 +266,7 @@ def _parsed_in_order(files, lengths, batch_size, limits=()) -> tf.data.Dataset:
     return dataset.with_options(options).prefetch(tf.data.AUTOTUNE).unbatch()
 
 
-@contextlib.contextmanager
-def _nonzero_global_seed():
-    """Traces the passes under global seed 1 where the global seed is 0.
-
-    TensorFlow pairs a shuffle's tensor seed with the global seed and compares the pair with
-    (0, 0) as a Python bool, which fails while tracing when the global seed is 0
-    (`keras.utils.set_random_seed(0)`, `albert-keras pretrain --seed 0`). No library call
-    takes the pair directly, so for that one global seed the passes are traced under 1 (a fixed
-    choice: such runs stay reproducible) and the global seed is set back to 0 afterwards.
-    """
-    if tf.compat.v1.get_seed(1)[0] != 0:
-        yield
-        return
-    tf.random.set_seed(1)
-    try:
-        yield
-    finally:
-        tf.random.set_seed(0)
-
-
-def _seeded_passes(
+def _resumable_batches(
     examples, batch_size, *, num_examples, seed, start_step, masking
 ) -> tf.data.Dataset:
     """Endless full batches; pass p shuffled with its own seed, batch k fixed by (seed, k)."""
@@ -297,11 +275,8 @@ def _seeded_passes(
         raise ValueError(f"{num_examples} examples make no full batch of {batch_size}")
     first_pass, skipped = divmod(start_step, batches_per_pass)
 
-    def one_pass(pass_index):
-        pass_seed = tf.constant(seed, tf.int64) * 1_000_003 + pass_index
-        batches = examples.shuffle(
-            SHUFFLE_BUFFER_SIZE, seed=pass_seed, reshuffle_each_iteration=False
-        ).batch(batch_size, drop_remainder=True)
+    def batched(shuffled, pass_seed):
+        batches = shuffled.batch(batch_size, drop_remainder=True)
         if masking is None:
             return batches
 
@@ -313,8 +288,9 @@ def _seeded_passes(
             num_parallel_calls=tf.data.AUTOTUNE,
         )
 
-    with _nonzero_global_seed():
-        stream = tf.data.Dataset.range(first_pass, MAX_PASSES).flat_map(one_pass)
+    stream = seeded_passes(
+        examples, SHUFFLE_BUFFER_SIZE, seed, first_pass=first_pass, each_pass=batched
+    )
     options = tf.data.Options()
     options.deterministic = True
     return stream.skip(skipped).with_options(options).prefetch(tf.data.AUTOTUNE)

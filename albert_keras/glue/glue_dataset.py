@@ -6,6 +6,7 @@ import tensorflow as tf
 
 from albert_keras.glue.glue_encoder import GlueEncoder
 from albert_keras.glue.glue_examples import GlueExamples
+from pipelines.seeded_passes import seeded_passes
 
 
 def glue_dataset(
@@ -27,8 +28,8 @@ def glue_dataset(
         examples: GlueExamples.
         encoder: GlueEncoder. Sets the packed length.
         batch_size: int.
-        training: bool. Shuffle over the whole split (reshuffled each pass, from `seed`),
-            repeat forever and drop the last partial batch (fixed shapes), as the official
+        training: bool. Shuffle over the whole split (each pass in its own order, a pure
+            function of `seed` and the pass: `seeded_passes`), repeat forever and drop the last partial batch (fixed shapes), as the official
             training input. Otherwise one pass in file order, the last batch kept.
         seed: int or None. The shuffle seed; required when `training`.
         with_labels: bool. Yield `(inputs, labels)`; `False` (or a split without labels) yields
@@ -59,8 +60,7 @@ def glue_dataset(
         columns["label"] = tf.constant(examples.labels)
     dataset = tf.data.Dataset.from_tensor_slices(columns)
     if training:
-        dataset = dataset.shuffle(len(examples), seed=seed, reshuffle_each_iteration=True)
-        dataset = dataset.repeat()
+        dataset = seeded_passes(dataset, len(examples), seed)
     dataset = dataset.batch(batch_size, drop_remainder=training)
 
     def encode(batch):

@@ -280,7 +280,7 @@ def _train(answerer, features, hyperparameters, precision, verbose):
     data = squad_dataset(features, batch_size, training=True, seed=hyperparameters["seed"])
     fit_verbose, progress = progress_callbacks(verbose, steps)
     fitted = answerer.fit(
-        data.repeat(),
+        data,
         steps_per_epoch=per_epoch,
         epochs=math.ceil(steps / per_epoch),
         verbose=fit_verbose,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import tensorflow as tf
 
 from albert_keras.squad.squad_features import SquadFeatures
+from pipelines.seeded_passes import seeded_passes
 
 
 def squad_dataset(
@@ -16,8 +17,9 @@ def squad_dataset(
 ) -> tf.data.Dataset:
     """Batches SQuAD features: `(inputs, labels)` for training, `inputs` for prediction.
 
-    Training batches are shuffled (seeded) over all features and have a fixed size (the last
-    partial batch is dropped, as TPUs need); their inputs also carry `start_positions`, which
+    Training batches come endlessly, each pass over all features shuffled in its own order (a
+    pure function of `seed` and the pass: `seeded_passes`); they have a fixed size (each pass's
+    last partial batch is dropped, as TPUs need); their inputs also carry `start_positions`, which
     the v2 head conditions its end logits on. Prediction keeps every feature, in order.
 
     Args:
@@ -47,5 +49,7 @@ def squad_dataset(
         raise ValueError(f"{len(features)} training features make no full batch of {batch_size}")
     inputs["start_positions"] = features.labels["start_positions"]
     data = tf.data.Dataset.from_tensor_slices((inputs, dict(features.labels)))
-    data = data.shuffle(len(features), seed=seed, reshuffle_each_iteration=True)
-    return data.batch(batch_size, drop_remainder=True).prefetch(2)
+    data = seeded_passes(
+        data, len(features), seed, each_pass=lambda shuffled, _: shuffled.batch(batch_size, True)
+    )
+    return data.prefetch(2)

@@ -92,7 +92,7 @@ def choose_accelerator_runtime(
 
     Example:
     >>> runtime = choose_accelerator_runtime("cpu", 16, 10, backend_reason="asked for")
-    >>> runtime.line.startswith("runtime: tensorflow backend, OneDeviceStrategy over 1 cpu")
+    >>> runtime.line.startswith("runtime: tensorflow backend, DefaultDistributionStrategy over 1 cpu")
     True
     """
     backend = keras.backend.backend()
@@ -110,7 +110,7 @@ def choose_accelerator_runtime(
     )
     why = f"; why: {backend_reason}" if backend_reason else ""
     line = (
-        f"runtime: {backend} backend, {type(distribution).__name__} over {replicas} "
+        f"runtime: {backend} backend, {strategies.strategy_name(distribution)} over {replicas} "
         f"{platform} device(s){batch}, steps_per_execution={per_call}{why}"
     )
     return AcceleratorRuntime(backend, distribution, platform, replicas, per_call, line)
@@ -184,7 +184,7 @@ def distribution_state(runtime: AcceleratorRuntime, variable) -> dict:
             "variable_devices": len(variable.value.sharding.device_set),
         }
     return {
-        "distribution": type(runtime.distribution).__name__,
+        "distribution": strategies.strategy_name(runtime.distribution),
         "mesh": {"replicas": runtime.replicas},
         "variable_devices": len(getattr(variable.value, "values", [variable])),
     }

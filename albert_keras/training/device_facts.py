@@ -26,7 +26,10 @@ def platform(strategy) -> str:
     elif type(strategy).__name__.startswith("TPU"):
         return "tpu"
     else:
-        device = str(strategy.extended.worker_devices[0]).lower()
+        try:
+            device = str(strategy.extended.worker_devices[0]).lower()
+        except RuntimeError:  # TensorFlow's default strategy names no devices
+            return default_platform()
     return next((kind for kind in ("tpu", "gpu", "cuda") if kind in device), "cpu").replace(
         "cuda", "gpu"
     )

@@ -81,7 +81,7 @@ def test_outputs_and_summary(trained):
     assert summary["config"]["num_examples"] == 1024
     assert summary["config"]["max_seq_length"] == SEQ_LENGTH  # read from the records
     assert summary["config"]["max_predictions_per_seq"] == 5
-    assert summary["distribution"]["strategy"] == "OneDeviceStrategy"
+    assert summary["distribution"]["strategy"] == "DefaultDistributionStrategy"
     assert summary["timings"]["tokens_per_second"] > 0
     assert summary["timings"]["tokens_per_second"] == pytest.approx(
         summary["timings"]["steps_per_second"] * 16 * SEQ_LENGTH, rel=0.01

@@ -16,16 +16,16 @@ from albert_keras.training.accelerator_runtime import (
 
 def test_cpu_runtime_and_its_line():
     runtime = choose_accelerator_runtime("cpu", 16, 10, backend_reason="asked for")
-    assert isinstance(runtime.distribution, tf.distribute.OneDeviceStrategy)
+    assert runtime.distribution is tf.distribute.get_strategy()  # the default: plain Keras
     assert (runtime.backend, runtime.platform, runtime.replicas) == ("tensorflow", "cpu", 1)
     assert runtime.line == (
-        "runtime: tensorflow backend, OneDeviceStrategy over 1 cpu device(s), "
+        "runtime: tensorflow backend, DefaultDistributionStrategy over 1 cpu device(s), "
         "global batch 16 = 1 x 16, steps_per_execution=1; why: asked for"
     )
     with runtime.scope():
         weight = keras.Variable(1.0)
     assert distribution_state(runtime, weight) == {
-        "distribution": "OneDeviceStrategy",
+        "distribution": "DefaultDistributionStrategy",
         "mesh": {"replicas": 1},
         "variable_devices": 1,
     }
@@ -34,7 +34,7 @@ def test_cpu_runtime_and_its_line():
 def test_line_without_batch_or_reason():
     line = choose_accelerator_runtime("cpu").line
     assert line == (
-        "runtime: tensorflow backend, OneDeviceStrategy over 1 cpu device(s), steps_per_execution=1"
+        "runtime: tensorflow backend, DefaultDistributionStrategy over 1 cpu device(s), steps_per_execution=1"
     )
 
 

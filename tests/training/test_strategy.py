@@ -43,9 +43,10 @@ def assert_same_run(one: dict, several: dict, tolerance: float) -> None:
 
 def test_cpu_choices():
     strategy = get_strategy("cpu")
-    assert isinstance(strategy, tf.distribute.OneDeviceStrategy)
+    # TensorFlow's default strategy, as plain Keras: no multi-device iterator per fit call.
+    assert strategy is tf.distribute.get_strategy() and not tf.distribute.has_strategy()
     assert strategies.describe(strategy) == {
-        "strategy": "OneDeviceStrategy",
+        "strategy": "DefaultDistributionStrategy",
         "replicas": 1,
         "platform": "cpu",
         "backend": "tensorflow",
@@ -55,7 +56,12 @@ def test_cpu_choices():
     assert strategies.resolve_jit_compile("auto", strategy) is False
     assert strategies.resolve_jit_compile("true", strategy) is True
     if not tf.config.list_physical_devices("GPU"):
-        assert isinstance(get_strategy("auto"), tf.distribute.OneDeviceStrategy)
+        assert get_strategy("auto") is strategy
+        one_device = get_strategy("one_device")  # asked for by name: a OneDeviceStrategy
+        assert strategies.describe(one_device)["strategy"] == "OneDeviceStrategy"
+        assert strategies.platform(one_device) == "cpu"
+        with one_device.scope():  # inside another strategy's scope "cpu" is not the default
+            assert strategies.strategy_name(get_strategy("cpu")) == "OneDeviceStrategy"
 
 
 @pytest.mark.parametrize(
