@@ -7,14 +7,10 @@ pipeline, shuffled) -> parallel interleave -> example shuffle -> repeat -> batch
 vectorized `tf.io.parse_example` per batch -> optional dynamic masking -> prefetch.
 
 With `start_step`, the batches are instead a pure function of (seed, step), so a resumed run sees
-the same ones: `shuffle=True, repeat=True` reshuffles each epoch from seed generators that
-tf.data shares between all iterators of a dataset, and `tf.distribute` opens an extra iterator
-to peek at the first batch, so the order a run sees depends on how the dataset was iterated
-before; and `dataset.skip(n)` jumps whole repetitions without advancing those generators.
-Neither matters for one uninterrupted run; both break an exact resume. So there the files are
-only parsed (in a fixed order), every pass p over the data is shuffled with its own seed
-(`reshuffle_each_iteration=False`), and dynamic masks are drawn from (seed, p, batch in pass):
-nothing depends on iterator history.
+the same ones: the files are only parsed (in a fixed order), every pass over the data is
+shuffled with its own seed (`pipelines.seeded_passes`, which says why a reshuffling dataset
+cannot give that), and dynamic masks are drawn from (seed, pass, batch in pass): nothing depends
+on iterator history.
 """
 
 import dataclasses

@@ -1,5 +1,6 @@
 """AlbertTokenizer: the official text normalization, then SentencePiece, as a Keras layer."""
 
+import functools
 import hashlib
 import itertools
 import re
@@ -91,6 +92,18 @@ class AlbertTokenizer(keras_hub.tokenizers.SentencePieceTokenizer):
         self.text_path = text_path or TEXT_PATH
         super().__init__(proto=proto, sequence_length=sequence_length, **kwargs)
 
+    def __setattr__(self, name, value):
+        if _is_string_table(value):
+            # Written by hand: Keras has no public switch for it. A layer tracks each element
+            # of a list or dict set on it (looking for layers and variables to own), and
+            # TensorFlow wraps it again for checkpoints: for keras-hub's vocabulary list and
+            # piece -> id map (30k strings each) that took 0.12 s of every tokenizer built
+            # (every model loaded, every preprocessor made), a tenth of some tests. Strings are
+            # neither layers nor variables, so such a table is set as it is.
+            object.__setattr__(self, name, value)
+            return
+        super().__setattr__(name, value)
+
     @property
     def vocabulary_sha256(self):
         """The sha256 of the SentencePiece `.model` bytes (None before a vocabulary is set)."""
@@ -127,7 +140,7 @@ class AlbertTokenizer(keras_hub.tokenizers.SentencePieceTokenizer):
         self.lowercases = (
             not _has_capitals(vocabulary) if self.lowercase is None else bool(self.lowercase)
         )
-        self._graphs.splits, self._graphs.expand = _split_rows(self.proto, vocabulary)
+        self._graphs.splits, self._graphs.expand = _split_rows(self.proto)
 
     @property
     def digit_comma_splits(self) -> dict:
@@ -267,15 +280,20 @@ class AlbertTokenizer(keras_hub.tokenizers.SentencePieceTokenizer):
         return super().from_config({"text_path": UNRECORDED_TEXT_PATH, **config})
 
 
-def _split_rows(proto: bytes, vocabulary: list[str]):
+@functools.lru_cache(maxsize=8)
+def _split_rows(proto: bytes):
     """The digit-comma `split_table` of a vocabulary, and the same as one ragged row per id
-    (`(values, row_splits)`, NumPy; None when no piece splits) for `_split_digit_commas`.
+    (`(values, row_splits)`, NumPy, read-only; None when no piece splits) for
+    `_split_digit_commas`.
 
     Made by Python SentencePiece, as the official code's (one batch call over the few hundred
-    split pieces; tf-text's op could break a tie otherwise)."""
+    split pieces; tf-text's op could break a tie otherwise). Kept for the last few vocabularies:
+    a process builds many tokenizers of one vocabulary (each model it loads, each preprocessor),
+    and loading SentencePiece again for each took 45 ms."""
     import sentencepiece
 
     processor = sentencepiece.SentencePieceProcessor(model_proto=proto)
+    vocabulary = processor.id_to_piece(list(range(processor.get_piece_size())))
     splits = split_table(vocabulary, processor.encode, processor.piece_to_id(","))
     if not splits:
         return splits, None
@@ -285,10 +303,23 @@ def _split_rows(proto: bytes, vocabulary: list[str]):
     values = np.repeat(np.arange(len(vocabulary), dtype=np.int64), lengths)
     for i, ids in splits.items():
         values[row_splits[i] : row_splits[i + 1]] = ids
+    values.flags.writeable = row_splits.flags.writeable = False  # shared by every tokenizer
     return splits, (values, row_splits)
 
 
 def _has_capitals(vocabulary: list[str]) -> bool:
     """Whether an ordinary piece (not `<pad>`, `[CLS]`, ...) holds a letter A-Z."""
     specials = set(SPECIAL_TOKENS.values())
-    return any(re.search("[A-Z]", piece) for piece in vocabulary if piece not in specials)
+    ordinary = "\n".join(piece for piece in vocabulary if piece not in specials)
+    return re.search("[A-Z]", ordinary) is not None
+
+
+def _is_string_table(value) -> bool:
+    """A long plain list of strings, or dict keyed by strings: a vocabulary, nothing to track."""
+    if type(value) is list:
+        keys = value
+    elif type(value) is dict:
+        keys = value.keys()
+    else:
+        return False
+    return len(keys) >= 256 and set(map(type, keys)) == {str}
