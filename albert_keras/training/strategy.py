@@ -148,6 +148,13 @@ def _listdir(path: str) -> list[str]:
 def _tpu_strategy(tf):
     # No argument: Colab and `TPU_NAME`; "local": the chips of this TPU VM.
     tpu = "" if (os.environ.get("TPU_NAME") or os.environ.get("COLAB_TPU_ADDR")) else "local"
+    if tpu == "local" and not _has_local_tpu():
+        # Said at once: TensorFlow's TPU initialization first clears the eager caches and
+        # collects garbage, which took 40 s in a process that had trained before.
+        raise ValueError(
+            "strategy='tpu' found no TPU (no TPU_NAME, no COLAB_TPU_ADDR, no /dev/accel* or "
+            "/dev/vfio chips)"
+        )
     try:
         resolver = tf.distribute.cluster_resolver.TPUClusterResolver(tpu=tpu)
         if tpu != "local":
