@@ -129,7 +129,7 @@ def read_pretraining_records(
         examples = _parsed_in_order(files, lengths, batch_size, limits)
         num_examples = count_records(files) if num_examples is None else num_examples
         return _resumable_batches(examples, batch_size, num_examples=num_examples, seed=seed,
-                              start_step=start_step, masking=masking)  # fmt: skip
+                                  start_step=start_step, masking=masking)  # fmt: skip
     return _streamed(files, lengths, batch_size, shuffle=shuffle, repeat=repeat, seed=seed,
                      masking=masking, input_context=input_context,
                      drop_remainder=drop_remainder, limits=limits)  # fmt: skip

@@ -29,8 +29,9 @@ def glue_dataset(
         encoder: GlueEncoder. Sets the packed length.
         batch_size: int.
         training: bool. Shuffle over the whole split (each pass in its own order, a pure
-            function of `seed` and the pass: `seeded_passes`), repeat forever and drop the last partial batch (fixed shapes), as the official
-            training input. Otherwise one pass in file order, the last batch kept.
+            function of `seed` and the pass: `seeded_passes`), repeat forever and drop the
+            last partial batch (fixed shapes), as the official training input. Otherwise one
+            pass in file order, the last batch kept.
         seed: int or None. The shuffle seed; required when `training`.
         with_labels: bool. Yield `(inputs, labels)`; `False` (or a split without labels) yields
             `inputs` only, for `predict`.

@@ -19,14 +19,14 @@ def squad_dataset(
 
     Training batches come endlessly, each pass over all features shuffled in its own order (a
     pure function of `seed` and the pass: `seeded_passes`); they have a fixed size (each pass's
-    last partial batch is dropped, as TPUs need); their inputs also carry `start_positions`, which
-    the v2 head conditions its end logits on. Prediction keeps every feature, in order.
+    last partial batch is dropped, as TPUs need); their inputs also carry `start_positions`,
+    which the v2 head conditions its end logits on. Prediction keeps every feature, in order.
 
     Args:
         features: SquadFeatures (from `make_squad_features`, `is_training=True` for training).
         batch_size: int.
         training: bool.
-        seed: int or None. The shuffle's seed.
+        seed: int or None. The shuffle's seed; required when `training`.
 
     Returns:
         tf.data.Dataset.
@@ -45,11 +45,14 @@ def squad_dataset(
     inputs = dict(features.inputs)
     if not training:
         return tf.data.Dataset.from_tensor_slices(inputs).batch(batch_size).prefetch(2)
+    if seed is None:
+        raise ValueError("squad_dataset(training=True) needs a seed (no unseeded shuffles)")
     if len(features) < batch_size:
         raise ValueError(f"{len(features)} training features make no full batch of {batch_size}")
     inputs["start_positions"] = features.labels["start_positions"]
     data = tf.data.Dataset.from_tensor_slices((inputs, dict(features.labels)))
-    data = seeded_passes(
-        data, len(features), seed, each_pass=lambda shuffled, _: shuffled.batch(batch_size, True)
-    )
-    return data.prefetch(2)
+
+    def batched(shuffled, _):
+        return shuffled.batch(batch_size, drop_remainder=True)  # a pass's batches, full only
+
+    return seeded_passes(data, len(features), seed, each_pass=batched).prefetch(2)

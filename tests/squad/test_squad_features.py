@@ -12,6 +12,7 @@ from albert_keras.squad import (
     make_squad_features,
     normalize_answer,
     read_squad_json,
+    squad_dataset,
     squad_predictions,
 )
 from albert_keras.squad.context_pieces import normalize_with_offsets
@@ -120,6 +121,33 @@ def test_window_layout_and_targets(tokenizer):
         target = (features.labels["start_positions"][k], features.labels["end_positions"][k])
         assert target == ((first - start + offset, last - start + offset) if inside else (0, 0))
         assert features.labels["is_impossible"][k] == int(not inside)
+
+
+def test_training_batches_are_seeded_passes_of_full_batches(tokenizer):
+    context = " ".join(f"w{i}" for i in range(40))
+    example = SquadExample("q", "which w?", context, "w30", context.index("w30"), False, ("w30",))
+    features = make_squad_features([example], tokenizer, max_seq_length=32, doc_stride=8,
+                                   max_query_length=4, is_training=True)  # fmt: skip
+    per_pass = len(features) // 2
+
+    rows = {tuple(ids): k for k, ids in enumerate(features.inputs["token_ids"].tolist())}
+
+    def passes(seed):  # the feature rows each pass reads, in order
+        batches = squad_dataset(features, 2, training=True, seed=seed).take(3 * per_pass)
+        read = [
+            rows[tuple(ids)]
+            for inputs, _ in batches
+            for ids in inputs["token_ids"].numpy().tolist()
+        ]
+        return [read[p * 2 * per_pass : (p + 1) * 2 * per_pass] for p in range(3)]
+
+    run = passes(1)
+    assert len(features) >= 4 and run == passes(1)  # a pure function of the seed
+    assert all(len(set(rows_read)) == 2 * per_pass for rows_read in run)  # no row twice a pass
+    assert len({tuple(rows_read) for rows_read in run}) > 1  # passes in their own orders
+    assert passes(2) != run
+    with pytest.raises(ValueError, match="needs a seed"):
+        squad_dataset(features, 2, training=True)
 
 
 def test_max_context_matches_the_official_rule():
