@@ -13,6 +13,7 @@ import tensorflow as tf
 from google.protobuf.message import DecodeError
 
 from albert_keras_contracts import record_format
+from albert_keras_contracts.autotune_off import autotune_off
 
 
 def check_first_records(files: list[str], lengths: dict[str, int]) -> None:
@@ -23,11 +24,13 @@ def check_first_records(files: list[str], lengths: dict[str, int]) -> None:
     """
 
     def first_records(names):
-        return tf.data.Dataset.from_tensor_slices(names).interleave(
-            lambda name: tf.data.TFRecordDataset(name).take(1).map(lambda record: (name, record)),
-            cycle_length=16,
-            num_parallel_calls=tf.data.AUTOTUNE,
-            deterministic=True,
+        return autotune_off(
+            tf.data.Dataset.from_tensor_slices(names).interleave(
+                lambda name: tf.data.TFRecordDataset(name).take(1).map(lambda r: (name, r)),
+                cycle_length=16,
+                num_parallel_calls=tf.data.AUTOTUNE,
+                deterministic=True,
+            )
         )
 
     checked = 0

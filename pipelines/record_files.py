@@ -168,6 +168,8 @@ def count_records(files: Sequence[str], flag: str = "file_pattern") -> int:
     """
     import tensorflow as tf
 
+    from albert_keras_contracts.autotune_off import autotune_off
+
     if not files:
         return 0
     files = list(files)
@@ -181,9 +183,11 @@ def count_records(files: Sequence[str], flag: str = "file_pattern") -> int:
 
     try:
         counts = list(
-            tf.data.Dataset.from_tensor_slices(files)
-            .map(count_one, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
-            .as_numpy_iterator()
+            autotune_off(
+                tf.data.Dataset.from_tensor_slices(files).map(
+                    count_one, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True
+                )
+            ).as_numpy_iterator()
         )
     except (tf.errors.DataLossError, tf.errors.InvalidArgumentError):
         counts = None  # the error names no file: find it below

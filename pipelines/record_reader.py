@@ -20,6 +20,7 @@ import numpy as np
 import tensorflow as tf
 
 from albert_keras_contracts import record_format
+from albert_keras_contracts.autotune_off import autotune_off
 from albert_keras_contracts.writer_stats import recorded_vocabulary_size
 from pipelines.dynamic_masking import remask_batch
 from pipelines.masking_settings import MaskingSettings
@@ -156,7 +157,7 @@ def _streamed(files, lengths, batch_size, *, shuffle, repeat, seed, masking, inp
     # A seeded or unshuffled pipeline keeps its order; otherwise let fast workers go first.
     options.deterministic = keep_order
     dataset = dataset.with_options(options)
-    return dataset.prefetch(tf.data.AUTOTUNE)
+    return autotune_off(dataset.prefetch(tf.data.AUTOTUNE))
 
 
 def _masking_settings(
@@ -259,7 +260,7 @@ def _parsed_in_order(files, lengths, batch_size, limits=()) -> tf.data.Dataset:
     ).map(lambda *batch: _parse_batch(batch, lengths, limits), num_parallel_calls=tf.data.AUTOTUNE)
     options = tf.data.Options()
     options.deterministic = True
-    return dataset.with_options(options).prefetch(tf.data.AUTOTUNE).unbatch()
+    return autotune_off(dataset.with_options(options).prefetch(tf.data.AUTOTUNE).unbatch())
 
 
 def _resumable_batches(
@@ -289,4 +290,4 @@ def _resumable_batches(
     )
     options = tf.data.Options()
     options.deterministic = True
-    return stream.skip(skipped).with_options(options).prefetch(tf.data.AUTOTUNE)
+    return autotune_off(stream.skip(skipped).with_options(options).prefetch(tf.data.AUTOTUNE))

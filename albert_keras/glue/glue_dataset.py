@@ -6,6 +6,7 @@ import tensorflow as tf
 
 from albert_keras.glue.glue_encoder import GlueEncoder
 from albert_keras.glue.glue_examples import GlueExamples
+from albert_keras_contracts.autotune_off import autotune_off
 from pipelines.seeded_passes import seeded_passes
 
 
@@ -68,4 +69,5 @@ def glue_dataset(
         inputs = encoder(batch["text_a"], batch.get("text_b"))
         return (inputs, batch["label"]) if labelled else inputs
 
-    return dataset.map(encode, num_parallel_calls=tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE)
+    dataset = dataset.map(encode, num_parallel_calls=tf.data.AUTOTUNE)
+    return autotune_off(dataset.prefetch(tf.data.AUTOTUNE))

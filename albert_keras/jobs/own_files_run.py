@@ -130,11 +130,12 @@ class OwnFilesRun(JobRun):
     def fit(self, model) -> None:
         import tensorflow as tf
 
+        from albert_keras_contracts.autotune_off import autotune_off
         from pipelines.seeded_passes import seeded_passes
 
         s = self.settings
         inputs, labels = self.encode(model, self.train)
-        data = (
+        data = autotune_off(
             seeded_passes(tf.data.Dataset.from_tensor_slices((inputs, labels)), len(labels), s.seed)
             .batch(s.batch_size, drop_remainder=strategies.num_replicas(self.distribution) > 1)
             .prefetch(tf.data.AUTOTUNE)

@@ -46,6 +46,10 @@ class TextInputs:
     def predict(self, x, batch_size=None, **kwargs):
         if self._takes_text(x):
             x, batch_size = self._text_dataset(x, None, None, batch_size), None
+        elif _is_arrays(x):
+            # The batches Keras would make of arrays, in a pipeline of ours: Keras's own is
+            # autotuned, and dropping its iterator can wait (albert_keras_contracts.autotune_off).
+            x, batch_size = _array_batches(x, batch_size or 32), None
         return super().predict(x, batch_size=batch_size, **kwargs)
 
     def _takes_text(self, x) -> bool:
@@ -55,12 +59,14 @@ class TextInputs:
         """A `tf.data.Dataset` of preprocessed batches from text `x` (and labels)."""
         import tensorflow as tf
 
+        from albert_keras_contracts.autotune_off import autotune_off
+
         if isinstance(x, tf.data.Dataset):
             preprocess = self.preprocessor
             if isinstance(x.element_spec, tuple) and _all_string_specs(x.element_spec):
                 # Unlabelled pairs: tf.data would pass the two segments as (x, y).
                 preprocess = lambda *segments: self.preprocessor(tuple(segments))
-            return x.map(preprocess, num_parallel_calls=tf.data.AUTOTUNE)
+            return autotune_off(x.map(preprocess, num_parallel_calls=tf.data.AUTOTUNE))
         x = tuple(map(_strings, x)) if isinstance(x, tuple) else _strings(x)
         inputs = keras.utils.pack_x_y_sample_weight(x, y, sample_weight)
         dataset = tf.data.Dataset.from_tensor_slices(inputs)
@@ -68,13 +74,30 @@ class TextInputs:
             dataset = dataset.shuffle(dataset.cardinality(), reshuffle_each_iteration=True)
         dataset = dataset.batch(batch_size or 32)
         dataset = dataset.map(self.preprocessor, num_parallel_calls=tf.data.AUTOTUNE)
-        return dataset.prefetch(tf.data.AUTOTUNE)
+        return autotune_off(dataset.prefetch(tf.data.AUTOTUNE))
 
 
 def _is_dataset(x) -> bool:
     import tensorflow as tf
 
     return isinstance(x, (tf.data.Dataset, keras.utils.PyDataset))
+
+
+def _is_arrays(x) -> bool:
+    """A NumPy array, or a dict or tuple of them: what Keras batches itself."""
+    import numpy as np
+
+    leaves = list(x.values()) if isinstance(x, dict) else x if isinstance(x, tuple) else [x]
+    return bool(leaves) and all(isinstance(leaf, np.ndarray) for leaf in leaves)
+
+
+def _array_batches(x, batch_size: int):
+    import tensorflow as tf
+
+    from albert_keras_contracts.autotune_off import autotune_off
+
+    batches = tf.data.Dataset.from_tensor_slices(x).batch(batch_size)
+    return autotune_off(batches.prefetch(tf.data.AUTOTUNE))
 
 
 def _strings(texts):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import tensorflow as tf
 
 from albert_keras.squad.squad_features import SquadFeatures
+from albert_keras_contracts.autotune_off import autotune_off
 from pipelines.seeded_passes import seeded_passes
 
 
@@ -44,7 +45,9 @@ def squad_dataset(
         raise ValueError(f"batch_size={batch_size} must be positive")
     inputs = dict(features.inputs)
     if not training:
-        return tf.data.Dataset.from_tensor_slices(inputs).batch(batch_size).prefetch(2)
+        return autotune_off(
+            tf.data.Dataset.from_tensor_slices(inputs).batch(batch_size).prefetch(2)
+        )
     if seed is None:
         raise ValueError("squad_dataset(training=True) needs a seed (no unseeded shuffles)")
     if len(features) < batch_size:
@@ -55,4 +58,4 @@ def squad_dataset(
     def batched(shuffled, _):
         return shuffled.batch(batch_size, drop_remainder=True)  # a pass's batches, full only
 
-    return seeded_passes(data, len(features), seed, each_pass=batched).prefetch(2)
+    return autotune_off(seeded_passes(data, len(features), seed, each_pass=batched).prefetch(2))

@@ -28,6 +28,8 @@ import tempfile
 import keras
 import tensorflow as tf
 
+from albert_keras_contracts.autotune_off import autotune_off
+
 # Seconds a collective may wait for a peer before the run gives up on it. A dead peer is
 # usually found sooner, by the coordination service's heartbeats.
 COLLECTIVE_TIMEOUT_SECONDS = 60
@@ -223,7 +225,7 @@ def replica_rows(dataset: tf.data.Dataset, context: tf.distribute.InputContext):
         return (index % replicas >= first) & (index % replicas < first + local)
 
     per_replica = dataset.map(blocks).unbatch().enumerate().filter(mine)
-    return per_replica.map(lambda _, batch: batch).prefetch(tf.data.AUTOTUNE)
+    return autotune_off(per_replica.map(lambda _, batch: batch).prefetch(tf.data.AUTOTUNE))
 
 
 # === A lost worker ===

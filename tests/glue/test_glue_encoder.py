@@ -147,6 +147,10 @@ def test_training_pipeline_is_a_seeded_shuffle_of_full_batches(encoder):
 
     run = stream(seed=1)
     assert run == stream(seed=1) and run != stream(seed=2)
+    # Iterators that end at once (albert_keras_contracts.autotune_off), training and evaluation.
+    for training, seed in ((True, 1), (False, None)):
+        dataset = glue_dataset(examples, encoder, 4, training=training, seed=seed)
+        assert dataset.options().autotune.enabled is False
     # Shuffled over the whole split, then repeated: each pass of 10 holds every example once,
     # and the second pass comes in a new order.
     assert sorted(run[:10]) == sorted(run[10:]) == list(range(10))

@@ -233,6 +233,9 @@ def test_start_step_batches_are_a_function_of_seed_and_step(records):
     assert not np.array_equal(stream["input_ids"][examples : examples + 48], first_pass[:48])
     other = collect(read(pattern, seed=4, start_step=0), 2)["input_ids"]
     assert not np.array_equal(other, stream["input_ids"][:16])
+    # Every way of reading has iterators that end at once (albert_keras_contracts.autotune_off).
+    for kwargs in ({"seed": 3, "start_step": 5}, {"seed": 3}, {"shuffle": False, "repeat": False}):
+        assert read(pattern, **kwargs).options().autotune.enabled is False, kwargs
 
 
 def test_start_step_dynamic_masks_are_fixed_by_seed_and_step(records):

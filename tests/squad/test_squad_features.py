@@ -146,6 +146,8 @@ def test_training_batches_are_seeded_passes_of_full_batches(tokenizer):
     assert all(len(set(rows_read)) == 2 * per_pass for rows_read in run)  # no row twice a pass
     assert len({tuple(rows_read) for rows_read in run}) > 1  # passes in their own orders
     assert passes(2) != run
+    for dataset in (squad_dataset(features, 2, training=True, seed=1), squad_dataset(features, 2)):
+        assert dataset.options().autotune.enabled is False  # contracts.autotune_off
     with pytest.raises(ValueError, match="needs a seed"):
         squad_dataset(features, 2, training=True)
 
