@@ -23,7 +23,7 @@ TORCH_WHEELS ?= /opt/wheels
 install-hf: install
 	$(PY) -m pip install -q --find-links $(TORCH_WHEELS) "torch==2.13.0+cpu" transformers
 
-# The whole suite except tests marked slow; ~8.5 minutes on 2 cores (1,689 tests, 29 November 2026;
+# The whole suite except tests marked slow; ~6 minutes on 2 cores (1,693 tests, 29 November 2026;
 # tests/conftest.py says which cases run in make test-all only, and why). No ../shared needed: real
 # data comes from tests/data (PROVENANCE.md in each folder) or is written at test time.
 # PYTEST_ARGS adds pytest flags, e.g. PYTEST_ARGS=--durations=25 for the 25 slowest tests.

@@ -3,7 +3,9 @@ every exit handler has run, the interpreter's own teardown is skipped.
 
 Written by hand because no library does this: the teardown is Python finalizing TensorFlow's
 thousands of modules and objects (tf.data iterators, thread pools, C++ statics), which took
-5-40 s after the last line (the demo exited 42 s after "Done"), with nothing left to write:
+5-40 s after the last line (the demo exited 42 s after "Done"; an autotuned tf.data iterator
+waits for its tuning thread to wake, see `albert_keras_contracts.autotune_off`, which our own
+pipelines now use), with nothing left to write:
 our files are written and closed (atomically) before a command returns, Keras' TensorBoard
 callback closes its writers at the end of training, and the standard streams are flushed here.
 """
