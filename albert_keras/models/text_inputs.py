@@ -97,7 +97,9 @@ def _array_batches(x, batch_size: int):
     from albert_keras_contracts.autotune_off import autotune_off
 
     batches = tf.data.Dataset.from_tensor_slices(x).batch(batch_size)
-    return autotune_off(batches.prefetch(tf.data.AUTOTUNE))
+    options = tf.data.Options()  # sharded by element across workers, as Keras shards arrays
+    options.experimental_distribute.auto_shard_policy = tf.data.experimental.AutoShardPolicy.DATA
+    return autotune_off(batches.with_options(options).prefetch(tf.data.AUTOTUNE))
 
 
 def _strings(texts):
