@@ -6,8 +6,8 @@ One pipeline (a parallel map and a prefetch, both `tf.data.AUTOTUNE`, as our rea
 them), read by iterator after iterator: each reads for a random 0.05-1.5 s, then is dropped
 (`del`), and the drop is timed. With autotuning on, the drop waits for the autotuning model
 thread's current sleep (its interval doubles from 10 ms up to a minute, so a longer-lived
-iterator can wait longer); with `albert_keras_contracts.autotune_off` there is no such thread. The two
-settings alternate, iterator by iterator, for `--seconds` each.
+iterator can wait longer); with `albert_keras_contracts.autotune_off` there is no such thread.
+The two settings alternate, iterator by iterator, for `--seconds` each.
 """
 
 import argparse

@@ -84,10 +84,10 @@ def _is_dataset(x) -> bool:
 
 
 def _is_arrays(x) -> bool:
-    """A NumPy array, or a dict or tuple of them: what Keras batches itself."""
+    """A NumPy array or a dict of them (a tuple stays Keras's: a dataset's tuple reads as x, y)."""
     import numpy as np
 
-    leaves = list(x.values()) if isinstance(x, dict) else x if isinstance(x, tuple) else [x]
+    leaves = list(x.values()) if isinstance(x, dict) else [x]
     return bool(leaves) and all(isinstance(leaf, np.ndarray) for leaf in leaves)
 
 

@@ -27,7 +27,8 @@ def get_strategy(name: str = "auto", devices: list[str] | None = None):
     `"mirrored"` a `MirroredStrategy` over `devices` (default: every GPU), `"multi_worker"` a
     `MultiWorkerMirroredStrategy` configured by `TF_CONFIG` (`MultiWorkerStrategy`),
     `"one_device"` a `OneDeviceStrategy` on the first GPU (or the CPU), `"cpu"` TensorFlow's
-    default strategy (the CPU, as plain Keras runs). `"auto"` picks TPU, then several workers, then GPUs, then CPU.
+    default strategy (the CPU, as plain Keras runs). `"auto"` picks TPU, then several workers,
+    then GPUs, then CPU.
     On JAX: a `keras.distribution.DataParallel` over the chosen devices (`"multi_worker"` first
     calls `keras.distribution.initialize()`, which reads the JAX coordinator's environment).
 
