@@ -3,6 +3,7 @@
 import keras
 
 from albert_keras.layers.factorized_embedding import albert_initializer
+from albert_keras.layers.gather_rows import gather_rows
 
 # Masked logits, as official: a large negative number, not -inf (log_softmax stays finite).
 _MASKED = 1e30
@@ -111,8 +112,8 @@ class AnswerabilitySpanHead(keras.layers.Layer):
         cls_logits = keras.ops.squeeze(self.answer_dense(answer), -1)
 
         if start_positions is not None:
-            index = keras.ops.reshape(keras.ops.cast(start_positions, "int32"), (-1, 1, 1))
-            start_features = keras.ops.take_along_axis(sequence, index, axis=1)  # (b, 1, H)
+            index = keras.ops.reshape(start_positions, (-1, 1))
+            start_features = gather_rows(sequence, index)  # (b, 1, H)
             end_log_probs = self._end_log_probs(sequence, start_features, p_mask[:, :])
             return {
                 "start_log_probs": start_log_probs,
@@ -121,9 +122,7 @@ class AnswerabilitySpanHead(keras.layers.Layer):
             }
         start_top_log_probs, start_top_index = keras.ops.top_k(start_log_probs, self.start_n_top)
         # (b, k, H): each top start's representation; ends over time for each: (b, k, t, H).
-        start_features = keras.ops.take_along_axis(
-            sequence, keras.ops.expand_dims(start_top_index, -1), axis=1
-        )
+        start_features = gather_rows(sequence, start_top_index)
         tokens = keras.ops.expand_dims(sequence, 1)
         tokens = keras.ops.broadcast_to(
             tokens, (keras.ops.shape(sequence)[0], self.start_n_top, *keras.ops.shape(sequence)[1:])

@@ -6,6 +6,7 @@ from keras import ops
 from albert_keras.layers.factorized_embedding import albert_initializer
 from albert_keras.layers.fast_layer_normalization import FastLayerNormalization
 from albert_keras.layers.fast_paths import explicit_attention, fast_paths_enabled
+from albert_keras.layers.gather_rows import gather_rows
 from albert_keras.layers.validation import check_positive, check_rate
 
 
@@ -109,7 +110,7 @@ class SelfAttentionBlock(keras.layers.Layer):
             residual = inputs
             query, key, value = ops.split(self.qkv_dense(inputs), 3, axis=-1)
         else:
-            residual = ops.take_along_axis(inputs, ops.expand_dims(query_positions, -1), axis=1)
+            residual = gather_rows(inputs, query_positions)
             query, key, value = self._gathered_query_key_value(inputs, residual)
         # (batch, rows, heads, head_dim); the query rows may be fewer than the key rows.
         query, key, value = (

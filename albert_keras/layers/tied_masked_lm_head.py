@@ -5,6 +5,7 @@ import keras
 from keras import ops
 
 from albert_keras.layers.fast_paths import fast_paths_enabled, tied_logits
+from albert_keras.layers.gather_rows import gather_rows
 
 
 @keras.saving.register_keras_serializable(package="albert_keras")
@@ -149,7 +150,7 @@ class TiedMaskedLMHead(keras.layers.Layer):
         # Gather the masked positions, then Dense -> LayerNorm on P, not T, rows.
         x = inputs
         if mask_positions is not None:
-            x = ops.take_along_axis(inputs, ops.expand_dims(mask_positions, axis=-1), axis=1)
+            x = gather_rows(inputs, mask_positions)
         x = self._intermediate_layer_norm(self._intermediate_dense(x))
         embedding = self.token_embedding
         if embedding is None:
