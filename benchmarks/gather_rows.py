@@ -17,6 +17,7 @@ import os
 import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+VOCABULARY_SIZE = 8000  # the books' vocabulary in the race
 
 
 def take_along_axis_rows(sequence, positions):
@@ -51,52 +52,24 @@ def op_milliseconds(gather, calls=200) -> float:
 
 
 def pretrainer(policy: str, batches: list):
+    """An `AlbertPretrainer` of the race's shape (`time_to_accuracy.py`'s defaults) with LAMB at
+    its best rate there, traced on the first batches."""
     import keras
+    from _time_to_accuracy_peers import backbone_config
+    from time_to_accuracy import parse_arguments
 
     from albert_keras.models import AlbertBackbone, AlbertPretrainer
     from albert_keras.optimizers import Lamb, WarmupLinearDecay
     from albert_keras.training.precision import loss_scaled
 
     keras.utils.set_random_seed(0)
-    backbone = AlbertBackbone(
-        vocabulary_size=8000,
-        num_layers=4,
-        num_heads=2,
-        embedding_dim=128,
-        hidden_dim=128,
-        intermediate_dim=512,
-        max_sequence_length=64,
-        dtype=policy,
-    )
-    model = AlbertPretrainer(backbone, "sop")
+    config = backbone_config(parse_arguments([]), VOCABULARY_SIZE)
+    model = AlbertPretrainer(AlbertBackbone(**config, dtype=policy), "sop")
     schedule = WarmupLinearDecay(1e-2, 100, 4000)
     model.compile(optimizer=loss_scaled(Lamb(learning_rate=schedule), policy), jit_compile=False)
     for batch in batches[:5]:
         model.train_on_batch(batch)  # traces here
     return model
-
-
-def random_batches(count: int) -> list:
-    import numpy as np
-
-    from albert_keras_contracts import record_format as rf
-
-    rng = np.random.default_rng(0)
-    batches = []
-    for _ in range(count):
-        positions = np.sort(rng.choice(np.arange(1, 63), size=(32, 10)), axis=1)
-        batches.append(
-            {
-                rf.INPUT_IDS: rng.integers(5, 8000, size=(32, 64)),
-                rf.INPUT_MASK: np.ones((32, 64), "int64"),
-                rf.SEGMENT_IDS: (np.arange(64) >= 32).astype("int64")[None].repeat(32, 0),
-                rf.MASKED_LM_POSITIONS: positions,
-                rf.MASKED_LM_IDS: rng.integers(5, 8000, size=(32, 10)),
-                rf.MASKED_LM_WEIGHTS: np.ones((32, 10), "float32"),
-                rf.SENTENCE_LABELS: rng.integers(0, 2, size=(32, 1)),
-            }
-        )
-    return batches
 
 
 def main(argv=None) -> int:
@@ -107,6 +80,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     import keras
     import numpy as np
+    from _timing import random_batch
 
     import albert_keras.layers.self_attention_block as block
     from albert_keras.layers.gather_rows import gather_rows
@@ -114,10 +88,13 @@ def main(argv=None) -> int:
     keras.config.set_dtype_policy("float32")
     old, new = op_milliseconds(take_along_axis_rows), op_milliseconds(gather_rows)
     print(f"the op, forward + backward: take_along_axis {old:.2f} ms, gather_rows {new:.2f} ms")
-    batches = random_batches(5 + args.steps)
+    batches = [random_batch(32, 64, VOCABULARY_SIZE, 10, seed) for seed in range(5 + args.steps)]
     for policy in args.precision.split(","):
         models = {}
-        for name, gather in (("take_along_axis", take_along_axis_rows), ("gather_rows", gather_rows)):
+        for name, gather in (
+            ("take_along_axis", take_along_axis_rows),
+            ("gather_rows", gather_rows),
+        ):
             block.gather_rows = gather  # seen while the model traces, in its first steps
             try:
                 models[name] = pretrainer(policy, batches)
