@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 from model_inputs import make_backbone_inputs, make_pretraining_batch
 
 import albert_keras as ak
@@ -29,6 +30,8 @@ print(json.dumps(history))
 """
 
 
+# make test-all only: a JAX interpreter's start-up and XLA:CPU compiles, ~30 s on 2 cores
+@pytest.mark.slow
 def test_backbone_outputs_and_pretrainer_fit_on_jax(tmp_path, tiny_config):
     backbone = ak.AlbertBackbone(**tiny_config, num_groups=2)
     backbone.save(tmp_path / "backbone.keras")

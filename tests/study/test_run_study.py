@@ -147,6 +147,7 @@ def test_intrinsic_columns_match_a_fresh_evaluation(tiny_study):
     assert nsp == pytest.approx(100 * logs["sentence_accuracy"], abs=1e-4)
 
 
+@pytest.mark.slow  # two tiny cells' runs three times over: ~27 s on 2 cores
 def test_a_killed_study_resumes_without_redoing_finished_runs(shared_data, tmp_path, monkeypatch):
     spec = _spec(shared_data, tmp_path)
     spec["cells"] = [{"name": "A", "sentence_objective": "sop"},
