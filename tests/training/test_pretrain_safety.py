@@ -161,6 +161,12 @@ def _start(argv, env=None):
     )
 
 
+# A run the tests interrupt after its first checkpoint: 380 steps still to go (~5 s alone) so
+# the signal or the full disk lands mid-run. With 100 steps, the 95 after the first checkpoint
+# took 1.5 s here, and under `make test-all`'s load one run had finished before its SIGINT.
+LONG_RUN = {"max_steps": 400, "checkpoint_every": 20}
+
+
 def _wait_for(path, job, seconds=300):
     deadline = time.monotonic() + seconds
     while not path.exists() and job.poll() is None and time.monotonic() < deadline:
@@ -173,7 +179,7 @@ def test_ctrl_c_is_one_line_naming_the_checkpoint_and_the_rerun_resumes(
     tiny_records, tmp_path, capsys
 ):
     out = tmp_path / "run"
-    argv = _argv(tiny_records["train"], out, max_steps=100, checkpoint_every=5)
+    argv = _argv(tiny_records["train"], out, **LONG_RUN)
     job = _start(argv)
     _wait_for(out / "checkpoints" / "checkpoint.json", job)
     job.send_signal(signal.SIGINT)
@@ -194,12 +200,12 @@ def test_ctrl_c_is_one_line_naming_the_checkpoint_and_the_rerun_resumes(
     assert "(resumed)" in capsys.readouterr().out
 
 
-@pytest.mark.slow  # two start-ups of TensorFlow and 100 steps
+@pytest.mark.slow  # two start-ups of TensorFlow and 400 steps
 @pytest.mark.parametrize("kind", ["tmpfs", "fake"])
 def test_a_full_disk_is_one_line_and_the_last_checkpoint_stays_whole(tiny_records, tmp_path, kind):
     with full_disk(tmp_path, kind=kind) as disk:
         out = disk.root / "run"
-        argv = _argv(tiny_records["train"], out, max_steps=100, checkpoint_every=5)
+        argv = _argv(tiny_records["train"], out, **LONG_RUN)
         job = _start(argv, disk.env)
         _wait_for(out / "checkpoints" / "checkpoint.json", job)
         disk.fill()
