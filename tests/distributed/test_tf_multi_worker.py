@@ -22,11 +22,11 @@ from albert_keras_contracts.output_folder import MANIFEST
 
 TINY = {"vocabulary_size": 100, "num_layers": 1, "num_heads": 2, "embedding_dim": 16,
         "hidden_dim": 16, "intermediate_dim": 32, "max_sequence_length": 32}  # fmt: skip
-# Two processes' float32 sums in another order than one process's: the weights agree to ~1e-6.
 # Every run here asks for float32: `auto` picks mixed_bfloat16 on CPUs with AVX512_BF16 or AMX,
 # where each worker rounds its half of a gradient sum to bfloat16 before the all-reduce, so two
 # workers then agree with one process only to bfloat16's ~4e-3 (CI, 30 November).
 FLOAT32 = "--mixed_precision=float32"
+# Two processes' float32 sums in another order than one process's: the weights agree to ~1e-6.
 TOLERANCE = 1e-5
 # distill's cosine loss is 1 - cos: near 0 it keeps float32's absolute error (an ulp of 1.0,
 # 6e-8), not its relative one, so losses also agree within a few ulps of 1.
